@@ -1,0 +1,112 @@
+"""Cards as small integers, and their text codes.
+
+A card is written rank + suit: ranks ``A23456789TJQK``, suits ``C D H S`` ("TD" is the ten of
+diamonds). Internally a card is the integer ``suit * 13 + rank`` with rank 0 = Ace ... 12 = King and
+suit 0 = clubs ... 3 = spades, so ``card // 13`` is its suit and ``card % 13`` its rank.
+
+A deck is a sequence of cards; index 0 is the first card dealt (the top of the stock or hand).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+RANKS = "A23456789TJQK"
+SUITS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+RED_SUITS = frozenset({1, 2})  # diamonds, hearts
+
+ACE, FIVE, SIX, SEVEN, JACK, QUEEN, KING = 0, 4, 5, 6, 10, 11, 12
+
+#: All 52 cards in the order C A..K, D A..K, H A..K, S A..K.
+FULL_PACK: tuple[int, ...] = tuple(range(52))
+#: The 32-card Skat pack: 7 8 9 T J Q K A of each suit.
+SKAT_PACK: tuple[int, ...] = tuple(
+    s * 13 + r for s in range(4) for r in (ACE, 6, 7, 8, 9, JACK, QUEEN, KING)
+)
+PACKS: dict[int, tuple[int, ...]] = {32: SKAT_PACK, 52: FULL_PACK}
+
+
+def suit(card: int) -> int:
+    return card // 13
+
+
+def rank(card: int) -> int:
+    return card % 13
+
+
+def parse_card(code: str) -> int:
+    """Parse a code such as ``"TD"`` (case-insensitive; ``"10D"`` is accepted for the ten)."""
+    if not isinstance(code, str):
+        raise ValueError(f"card code must be a string like 'TD', got {code!r}")
+    text = code.strip().upper()
+    if text.startswith("10"):
+        text = "T" + text[2:]
+    if len(text) != 2 or text[0] not in RANKS or text[1] not in SUITS:
+        raise ValueError(
+            f"unknown card code {code!r}: expected a rank from {RANKS!r} followed by a suit "
+            f"from {SUITS!r}, e.g. 'TD'"
+        )
+    return SUITS.index(text[1]) * 13 + RANKS.index(text[0])
+
+
+def card_code(card: int) -> str:
+    """The two-letter code of a card, e.g. ``card_code(22) == "TD"``."""
+    if not 0 <= card < 52:
+        raise ValueError(f"card number must be in 0..51, got {card!r}")
+    return RANKS[card % 13] + SUITS[card // 13]
+
+
+def card_symbol(card: int) -> str:
+    """Rank plus suit symbol, e.g. ``"T♦"``, for text pictures."""
+    return RANKS[card % 13] + SUIT_SYMBOLS[card // 13]
+
+
+def parse_deck(deck: str | Iterable[str | int], pack_size: int | None = None) -> tuple[int, ...]:
+    """Turn card codes (a list, or one string separated by spaces/commas) into card numbers.
+
+    Integers 0..51 are taken as card numbers. With ``pack_size`` (32 or 52) the deck must be a
+    permutation of that pack; the error says which cards are wrong, duplicated or missing.
+    """
+    items: Sequence[str | int]
+    items = deck.replace(",", " ").split() if isinstance(deck, str) else list(deck)
+    cards: list[int] = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            try:
+                cards.append(parse_card(item))
+            except ValueError as err:
+                raise ValueError(f"deck position {i}: {err}") from None
+        elif hasattr(item, "__index__") and not isinstance(item, bool):  # int, numpy int
+            if not 0 <= int(item) < 52:
+                raise ValueError(f"deck position {i}: card number {item!r} is not in 0..51")
+            cards.append(int(item))
+        else:
+            raise ValueError(f"deck position {i}: expected a card code like 'TD', got {item!r}")
+    if pack_size is not None:
+        check_pack(cards, pack_size)
+    return tuple(cards)
+
+
+def check_pack(cards: Sequence[int], pack_size: int) -> None:
+    """Raise ``ValueError`` unless ``cards`` is exactly the ``pack_size``-card pack, once each."""
+    if pack_size not in PACKS:
+        raise ValueError(f"pack size must be 32 or 52, got {pack_size!r}")
+    if len(cards) != pack_size:
+        raise ValueError(f"deck has {len(cards)} cards; this game needs {pack_size}")
+    dupes = sorted(c for c, n in Counter(cards).items() if n > 1)
+    if dupes:
+        raise ValueError(f"deck repeats {format_cards(dupes)}")
+    pack = set(PACKS[pack_size])
+    foreign = [c for c in cards if c not in pack]
+    if foreign:
+        raise ValueError(
+            f"deck holds {format_cards(foreign)}, not in the {pack_size}-card pack"
+            + (" (the Skat pack has 7 8 9 T J Q K A only)" if pack_size == 32 else "")
+        )
+
+
+def format_cards(cards: Iterable[int]) -> str:
+    return " ".join(card_code(c) for c in cards)
+

@@ -1,0 +1,135 @@
+"""Quadrille (Captive Queens): queens in the centre, fives building down, sixes building up.
+
+Twelve piles, all empty at the start; the whole deck is the hand. A deal turns the top card of the
+hand onto the discard pile; only the discard top may be played.
+
+=========  ==============  =====================================================
+piles      first card      then, in the same suit
+=========  ==============  =====================================================
+centre 4   any queen       nothing (one queen each)
+compass 4  any five        4 3 2 A, then the King on the Ace
+corner 4   any six         7 8 9 T J
+=========  ==============  =====================================================
+
+When the hand is empty a redeal turns the discard pile over as the new hand, keeping its order (the
+first card dealt is on top again). With two redeals there are three passes. The game is won when all
+52 cards are on the piles, and lost when the hand is empty, no redeal is left and the discard top
+fits nowhere.
+
+Moves: 0 = deal (a redeal when the hand is empty); 1-4 discard top to centre N, E, S, W; 5-8 to
+compass N, E, S, W; 9-12 to corner NE, SE, SW, NW.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from quadrat_env.cards import ACE, FIVE, JACK, KING, QUEEN, SIX, card_code, check_pack
+from quadrat_env.rules.base import IllegalMove
+
+EMPTY = -1
+DEAL = 0
+NUM_PILES = 12
+CENTRE = range(0, 4)  # pile indices; move = pile + 1
+COMPASS = range(4, 8)
+CORNER = range(8, 12)
+PILE_NAMES = (
+    "centre N", "centre E", "centre S", "centre W",
+    "compass N", "compass E", "compass S", "compass W",
+    "corner NE", "corner SE", "corner SW", "corner NW",
+)  # fmt: skip
+#: Cards a pile holds when its top card has this rank, per pile kind (for counting).
+_COMPASS_DEPTH = {FIVE: 1, 3: 2, 2: 3, 1: 4, ACE: 5, KING: 6}
+_CORNER_DEPTH = {SIX: 1, 6: 2, 7: 3, 8: 4, 9: 5, JACK: 6}
+
+
+class QuadrilleState(NamedTuple):
+    #: Cards still to deal this pass, top first.
+    hand: tuple[int, ...]
+    #: The discard pile in the order dealt; the top is the last card.
+    discard: tuple[int, ...]
+    #: Top card of each of the twelve piles, ``EMPTY`` if the pile is empty.
+    piles: tuple[int, ...]
+    redeals_left: int
+
+
+def accepts(pile: int, top: int, card: int) -> bool:
+    """Whether ``card`` may go onto pile number ``pile`` whose top card is ``top``."""
+    r = card % 13
+    if pile < 4:  # centre
+        return top == EMPTY and r == QUEEN
+    if top == EMPTY:
+        return r == (FIVE if pile < 8 else SIX)
+    if top // 13 != card // 13:
+        return False
+    t = top % 13
+    if pile < 8:  # compass: 5 4 3 2 A K
+        return (r == t - 1 and t != ACE) or (t == ACE and r == KING)
+    return r == t + 1 and t < JACK  # corner: 6 7 8 9 T J
+
+
+def pile_size(pile: int, top: int) -> int:
+    """How many cards a pile holds, read off its top card."""
+    if top == EMPTY:
+        return 0
+    if pile < 4:
+        return 1
+    return (_COMPASS_DEPTH if pile < 8 else _CORNER_DEPTH)[top % 13]
+
+
+@dataclass(frozen=True)
+class QuadrilleGame:
+    redeals: int = 2
+    name: str = "Quadrille"
+    pack_size: int = 52
+    num_moves: int = 1 + NUM_PILES
+
+    def __post_init__(self) -> None:
+        if isinstance(self.redeals, bool) or not isinstance(self.redeals, int) or self.redeals < 0:
+            raise ValueError(f"redeals must be a whole number >= 0, got {self.redeals!r}")
+
+    def start(self, deck: Sequence[int]) -> QuadrilleState:
+        deck = tuple(deck)
+        check_pack(deck, self.pack_size)
+        return QuadrilleState(deck, (), (EMPTY,) * NUM_PILES, self.redeals)
+
+    def legal_moves(self, state: QuadrilleState) -> tuple[int, ...]:
+        moves = [DEAL] if self._can_deal(state) else []
+        if state.discard:
+            card = state.discard[-1]
+            moves += [p + 1 for p, top in enumerate(state.piles) if accepts(p, top, card)]
+        return tuple(moves)
+
+    def play(self, state: QuadrilleState, move: int) -> QuadrilleState:
+        hand, discard, piles, redeals_left = state
+        if move == DEAL and self._can_deal(state):
+            if hand:
+                return QuadrilleState(hand[1:], discard + hand[:1], piles, redeals_left)
+            return QuadrilleState(discard, (), piles, redeals_left - 1)
+        if 1 <= move <= NUM_PILES and discard and accepts(move - 1, piles[move - 1], discard[-1]):
+            new_piles = piles[: move - 1] + (discard[-1],) + piles[move:]
+            return QuadrilleState(hand, discard[:-1], new_piles, redeals_left)
+        top = card_code(discard[-1]) if discard else "nothing"
+        raise IllegalMove(
+            f"Quadrille: move {move!r} is not legal with {top} on the discard pile and "
+            f"{len(hand)} cards in hand; legal moves: {list(self.legal_moves(state))}"
+        )
+
+    @staticmethod
+    def _can_deal(state: QuadrilleState) -> bool:
+        return bool(state.hand) or (state.redeals_left > 0 and bool(state.discard))
+
+    def is_over(self, state: QuadrilleState) -> bool:
+        return not self.legal_moves(state)
+
+    def is_won(self, state: QuadrilleState) -> bool:
+        return not state.hand and not state.discard
+
+    def cards_left(self, state: QuadrilleState) -> int:
+        return len(state.hand) + len(state.discard)
+
+    def unseen(self, state: QuadrilleState) -> frozenset[int]:
+        # Only the first pass deals unseen cards; after a redeal the hand is the old discard pile.
+        return frozenset(state.hand) if state.redeals_left == self.redeals else frozenset()

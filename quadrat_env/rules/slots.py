@@ -1,0 +1,145 @@
+"""Quadrat and Zudecken: four upcards over a stock; a move takes away a group of matching upcards.
+
+Both games share this engine; they differ in what "matching" means, which group sizes are allowed
+and what counts as a win:
+
+========  =====================  ===========  ==========================================
+game      cards match if         groups       won
+========  =====================  ===========  ==========================================
+Quadrat   same suit              pairs only   stock used up (32 cards: table cleared too)
+Zudecken  same suit or same rank pairs, 3, 4  stock used up and table cleared (default)
+========  =====================  ===========  ==========================================
+
+Each upcard taken away receives the next stock card, slots in ascending order; once the stock is
+used up the slot stays empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from quadrat_env.cards import check_pack, format_cards
+from quadrat_env.rules.base import IllegalMove
+
+EMPTY = -1
+
+#: Move number -> the slots it takes away. Quadrat uses moves 0-5, Zudecken all eleven.
+GROUPS: tuple[tuple[int, ...], ...] = (
+    (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3),
+    (0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3),
+    (0, 1, 2, 3),
+)  # fmt: skip
+NUM_PAIRS = 6
+
+
+class SlotState(NamedTuple):
+    deck: tuple[int, ...]
+    #: Index in ``deck`` of the next stock card; the stock is ``deck[next:]``.
+    next: int
+    #: The four upcards (card numbers), ``EMPTY`` where a slot is empty.
+    slots: tuple[int, int, int, int]
+
+    @property
+    def stock_size(self) -> int:
+        return len(self.deck) - self.next
+
+
+@dataclass(frozen=True)
+class SlotGame:
+    """One variant of the four-slot game; see :data:`QUADRAT`-style factories below."""
+
+    name: str
+    pack_size: int
+    match_rank: bool  # Zudecken: a card also matches one of the same rank
+    max_group: int  # largest group one move may take away (2 = pairs only)
+    win_needs_clear: bool  # won needs the table empty, not only the stock used up
+    num_moves: int  # 6 (Quadrat) or 11 (Zudecken)
+
+    def start(self, deck: Sequence[int]) -> SlotState:
+        deck = tuple(deck)
+        check_pack(deck, self.pack_size)
+        return SlotState(deck, 4, (deck[0], deck[1], deck[2], deck[3]))
+
+    def matches(self, a: int, b: int) -> bool:
+        return a // 13 == b // 13 or (self.match_rank and a % 13 == b % 13)
+
+    def group_ok(self, slots: Sequence[int], group: Sequence[int]) -> bool:
+        """Every card of the group is showing and matches another card of the group."""
+        cards = [slots[i] for i in group]
+        if EMPTY in cards:
+            return False
+        return all(
+            any(self.matches(c, d) for j, d in enumerate(cards) if j != i)
+            for i, c in enumerate(cards)
+        )
+
+    def legal_moves(self, state: SlotState) -> tuple[int, ...]:
+        return tuple(
+            m
+            for m in range(self.num_moves)
+            if len(GROUPS[m]) <= self.max_group and self.group_ok(state.slots, GROUPS[m])
+        )
+
+    def play(self, state: SlotState, move: int) -> SlotState:
+        if not (0 <= move < self.num_moves and len(GROUPS[move]) <= self.max_group) or not (
+            self.group_ok(state.slots, GROUPS[move])
+        ):
+            shown = format_cards(c for c in state.slots if c != EMPTY) or "nothing"
+            raise IllegalMove(
+                f"{self.name}: move {move!r} is not legal with {shown} showing; "
+                f"legal moves: {list(self.legal_moves(state))}"
+            )
+        slots = list(state.slots)
+        nxt = state.next
+        for i in GROUPS[move]:  # ascending slot order: the lower slot is refilled first
+            if nxt < len(state.deck):
+                slots[i] = state.deck[nxt]
+                nxt += 1
+            else:
+                slots[i] = EMPTY
+        return SlotState(state.deck, nxt, (slots[0], slots[1], slots[2], slots[3]))
+
+    def is_over(self, state: SlotState) -> bool:
+        return not self.legal_moves(state)
+
+    def is_won(self, state: SlotState) -> bool:
+        if state.next < len(state.deck) or not self.is_over(state):
+            return False
+        return not self.win_needs_clear or all(c == EMPTY for c in state.slots)
+
+    def cards_left(self, state: SlotState) -> int:
+        return state.stock_size + sum(c != EMPTY for c in state.slots)
+
+    def unseen(self, state: SlotState) -> frozenset[int]:
+        return frozenset(state.deck[state.next :])
+
+
+def quadrat(pack_size: int = 32) -> SlotGame:
+    """Quadrat: lay off two upcards of one suit. Won iff the stock is used up."""
+    return SlotGame(
+        name="Quadrat" if pack_size == 32 else f"Quadrat{pack_size}",
+        pack_size=pack_size,
+        match_rank=False,
+        max_group=2,
+        win_needs_clear=False,
+        num_moves=NUM_PAIRS,
+    )
+
+
+def zudecken(win: str = "cleared", cover: str = "groups") -> SlotGame:
+    """Zudecken: cover groups whose cards match in suit or rank (52 cards)."""
+    if win not in ("cleared", "dealt"):
+        raise ValueError(f"win must be 'cleared' or 'dealt', got {win!r}")
+    if cover not in ("groups", "pairs"):
+        raise ValueError(f"cover must be 'groups' or 'pairs', got {cover!r}")
+    return SlotGame(
+        name="Zudecken",
+        pack_size=52,
+        match_rank=True,
+        max_group=2 if cover == "pairs" else 4,
+        win_needs_clear=win == "cleared",
+        num_moves=len(GROUPS),
+    )
+
