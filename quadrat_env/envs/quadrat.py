@@ -1,0 +1,92 @@
+"""Quadrat: the German patience with a 32-card Skat pack (or 52 cards)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from quadrat_env.envs.base import PatienceEnv
+from quadrat_env.envs.slots import SlotLayout, render_slots
+from quadrat_env.rules.slots import SlotState, quadrat
+
+#: Action numbers: lay off the pair of slots ``PAIRS[a]``; ``END`` ends a deal with no pair.
+PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+END = 6
+LAYOUTS = {32: SlotLayout(32, rank_features=False), 52: SlotLayout(52, rank_features=False)}
+
+
+class QuadratEnv(PatienceEnv):
+    """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until the stock is used up.
+
+    ## Description
+    Four upcards lie in slots 0-3, a 2x2 square read row by row (0 1 / 2 3), dealt from the top of
+    the stock. A move lays off two upcards of the same suit; the two slots are refilled from the
+    stock, the lower slot first. With three or four of one suit showing, only two go per move. Once
+    the stock is used up, a laid-off slot stays empty. The game ends when no pair shows.
+
+    Won iff the stock is used up. With the 32-card Skat pack (7 8 9 T J Q K A of each suit) that
+    means the table is cleared too: every suit has an even number of cards, so the last four are two
+    pairs or four of a suit. With 52 cards every suit has 13, an odd number, so the last four upcards
+    are one of each suit and the table can never be cleared: "stock used up" is the only attainable
+    win (as in Aisleriot's and PySolFC's "Cover"), and a won game ends with 4 cards left.
+
+    The order of lay-offs never changes the outcome: any legal play wins about 22% of 32-card deals
+    and about 5% of 52-card deals.
+
+    ## Action Space
+    `Discrete(7)`:
+
+    | action | meaning                    |
+    |--------|----------------------------|
+    | 0-5    | lay off slots (0,1), (0,2), (0,3), (1,2), (1,3), (2,3) |
+    | 6      | end the game (legal only when no pair shows at the start) |
+
+    ## Observation Space
+    `Box(0, 1, (5P + 5,), float32)` with `P` the pack size (shape 165 for 32 cards, 265 for 52).
+    Cards are indexed by their position `k` in the pack (`SlotLayout.index`; the Skat pack in the
+    order 7 8 9 T J Q K A of clubs, then diamonds, hearts, spades).
+
+    | indices          | meaning                                                        |
+    |------------------|----------------------------------------------------------------|
+    | `[0, 4P)`        | upcards: slot `i` one-hot at `i*P + k`; all zero if empty       |
+    | `[4P, 5P)`       | unseen: 1 for each card still in the stock (its order is hidden) |
+    | `5P`             | stock size / (P - 4)                                            |
+    | `[5P+1, 5P+5)`   | per slot: unseen cards of its suit / (P/4 - 1)                 |
+
+    The laid-off cards are the ones neither showing nor unseen, so the observation holds all a
+    careful player knows.
+
+    ## Rewards
+    `reward_mode="sparse"` (default): +1 on the step that ends a won game, else 0.
+    `reward_mode="dense"`: additionally +1/P for each card laid off.
+    An action the mask forbids: `-illegal_penalty` (default 0.01), no change of state.
+
+    ## Episode End
+    Terminated in the step that leaves no pair; with `info["won"]` and `info["cards_left"]` (stock
+    plus upcards). A deal that opens with no pair (about one in nine) offers only action 6, which ends
+    it as lost. Truncated after 200 steps (registration), reachable only with illegal actions.
+
+    ## Arguments
+    `gym.make("quadrat_env/Quadrat-v0")` (32 cards) or `"quadrat_env/Quadrat52-v0"`, and:
+    `n_cards` (32 or 52), `render_mode` (None or "ansi"), `reward_mode` ("sparse" or "dense"),
+    `illegal_action` ("penalize" or "raise" an `IllegalMove`), `illegal_penalty` (>= 0).
+    `reset(seed=...)` shuffles with `self.np_random`; `reset(options={"deck": [...]})` replays a deal
+    given as card codes, index 0 dealt first. `info["action_mask"]` (int8) and `action_masks()`
+    (bool) give the legal actions.
+
+    ## Version History
+    * v0: initial version.
+    """
+
+    def __init__(self, n_cards: int = 32, **kwargs: Any) -> None:
+        if n_cards not in LAYOUTS:
+            raise ValueError(f"n_cards must be 32 or 52, got {n_cards!r}")
+        self.layout = LAYOUTS[n_cards]
+        super().__init__(quadrat(n_cards), self.layout.size, **kwargs)
+
+    def _observe(self, state: SlotState) -> np.ndarray:
+        return self.layout.encode(state)
+
+    def _render_text(self, state: SlotState) -> str:
+        return render_slots(self.game.name, state, rows=2)

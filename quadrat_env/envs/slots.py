@@ -1,0 +1,89 @@
+"""Observation encoding and text picture shared by Quadrat and Zudecken (four upcards + a stock)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from quadrat_env.cards import PACKS, card_symbol
+from quadrat_env.rules.slots import EMPTY, SlotState
+
+
+@dataclass(frozen=True)
+class SlotLayout:
+    """Index ranges of the flat observation. ``P`` is the pack size (32 or 52).
+
+    ==============  ==================  ====================================================
+    name            indices             meaning
+    ==============  ==================  ====================================================
+    ``upcards``     ``[0, 4P)``         slot ``i`` one-hot over the pack at ``i*P + k``
+                                        (``k`` = :attr:`index` of the card; all 0 if empty)
+    ``unseen``      ``[4P, 5P)``        1 for each card still in the stock (order hidden)
+    ``stock``       ``5P``              stock size / ``(P - 4)``
+    ``suit_match``  ``[5P+1, 5P+5)``    per slot: unseen cards of its suit / ``(P/4 - 1)``
+    ``rank_match``  ``[5P+5, 5P+9)``    per slot: unseen cards of its rank / 3 (Zudecken only)
+    ==============  ==================  ====================================================
+    """
+
+    pack_size: int
+    rank_features: bool
+    #: Card number (0..51) -> position in the pack (0..P-1), -1 for cards not in the pack.
+    index: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index = np.full(52, -1, dtype=np.int64)
+        index[list(PACKS[self.pack_size])] = np.arange(self.pack_size)
+        object.__setattr__(self, "index", index)
+
+    @property
+    def upcards(self) -> slice:
+        return slice(0, 4 * self.pack_size)
+
+    @property
+    def unseen(self) -> slice:
+        return slice(4 * self.pack_size, 5 * self.pack_size)
+
+    @property
+    def stock(self) -> int:
+        return 5 * self.pack_size
+
+    @property
+    def suit_match(self) -> slice:
+        return slice(self.stock + 1, self.stock + 5)
+
+    @property
+    def rank_match(self) -> slice | None:
+        return slice(self.stock + 5, self.stock + 9) if self.rank_features else None
+
+    @property
+    def size(self) -> int:
+        return self.stock + (9 if self.rank_features else 5)
+
+    def encode(self, state: SlotState) -> np.ndarray:
+        p = self.pack_size
+        obs = np.zeros(self.size, dtype=np.float32)
+        unseen = state.deck[state.next :]
+        if unseen:
+            obs[self.unseen.start + self.index[list(unseen)]] = 1.0
+        obs[self.stock] = len(unseen) / (p - 4)
+        suits = np.bincount([c // 13 for c in unseen], minlength=4)
+        ranks = np.bincount([c % 13 for c in unseen], minlength=13)
+        for i, c in enumerate(state.slots):
+            if c == EMPTY:
+                continue
+            obs[i * p + self.index[c]] = 1.0
+            obs[self.suit_match.start + i] = suits[c // 13] / (p // 4 - 1)
+            if self.rank_features:
+                obs[self.stock + 5 + i] = ranks[c % 13] / 3
+        return obs
+
+
+def render_slots(name: str, state: SlotState, rows: int) -> str:
+    """The upcards in ``rows`` rows (Quadrat 2x2, Zudecken 1x4), slot numbers before each card."""
+    cells = [f"{i}:{card_symbol(c) if c != EMPTY else '··'}" for i, c in enumerate(state.slots)]
+    per_row = 4 // rows
+    lines = [f"{name} · stock {state.stock_size}"]
+    lines += ["  " + "  ".join(cells[r * per_row : (r + 1) * per_row]) for r in range(rows)]
+    return "\n".join(lines)
+
