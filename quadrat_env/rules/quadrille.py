@@ -66,7 +66,9 @@ def accepts(pile: int, top: int, card: int) -> bool:
         return False
     t = top % 13
     if pile < 8:  # compass: 5 4 3 2 A K
-        return (r == t - 1 and t != ACE) or (t == ACE and r == KING)
+        if t == ACE:
+            return r == KING
+        return ACE < t <= FIVE and r == t - 1  # a King on top takes nothing
     return r == t + 1 and t < JACK  # corner: 6 7 8 9 T J
 
 

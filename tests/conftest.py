@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from quadrat_env.cards import PACKS, format_cards, parse_deck
+
+
+def deck_starting(codes: str, pack_size: int = 52) -> tuple[int, ...]:
+    """A full deck that deals ``codes`` first, then the rest of the pack in pack order."""
+    head = parse_deck(codes)
+    return head + tuple(c for c in PACKS[pack_size] if c not in head)
+
+
+def play_out(game, deck, pick: Callable[[tuple[int, ...]], int] = lambda m: m[0]):
+    """Play ``deck`` to the end, choosing with ``pick`` among the legal moves."""
+    state = game.start(deck)
+    while moves := game.legal_moves(state):
+        state = game.play(state, pick(moves))
+    return state
+
+
+def play_first(moves: tuple[int, ...]) -> int:
+    return moves[0]
+
+
+def always_play(moves: tuple[int, ...]) -> int:
+    """Quadrille: put the discard top on a pile when it fits (highest number), else deal."""
+    return moves[-1]
+
+
+@pytest.fixture
+def codes():
+    return format_cards

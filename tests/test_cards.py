@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from quadrat_env.cards import (
+    FULL_PACK,
+    SKAT_PACK,
+    card_code,
+    card_symbol,
+    check_pack,
+    parse_card,
+    parse_deck,
+)
+
+
+def test_codes_round_trip_for_every_card():
+    assert [parse_card(card_code(c)) for c in FULL_PACK] == list(FULL_PACK)
+    assert card_code(parse_card("TD")) == "TD"
+    assert parse_card("td") == parse_card("10D") == 1 * 13 + 9
+    assert card_symbol(parse_card("QS")) == "Q♠"
+
+
+def test_skat_pack_holds_seven_to_ace():
+    assert len(SKAT_PACK) == 32
+    assert sorted({card_code(c)[0] for c in SKAT_PACK}) == sorted("789TJQKA")
+
+
+@pytest.mark.parametrize("code", ["1D", "TX", "T", "", "TDD", "ZZ"])
+def test_bad_codes_are_named(code):
+    with pytest.raises(ValueError, match="unknown card code"):
+        parse_card(code)
+
+
+def test_parse_deck_accepts_strings_lists_and_numbers():
+    assert parse_deck("AC 2C, 3C") == (0, 1, 2)
+    assert parse_deck(["AC", np.int64(1), 2]) == (0, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("deck", "size", "message"),
+    [
+        (list(FULL_PACK[:51]), 52, "51 cards; this game needs 52"),
+        (list(FULL_PACK[:51]) + [0], 52, "repeats AC"),
+        (list(SKAT_PACK[:31]) + [parse_card("2C")], 32, "2C, not in the 32-card pack"),
+        (["AC", "XX"], None, "position 1"),
+        ([0, 52], None, "not in 0..51"),
+        ([0, 1.0], None, "position 1"),
+        ([True], None, "position 0"),
+    ],
+)
+def test_bad_decks_say_what_is_wrong(deck, size, message):
+    with pytest.raises(ValueError, match=message):
+        parse_deck(deck, size)
+
+
+def test_check_pack_rejects_unknown_pack_size():
+    with pytest.raises(ValueError, match="32 or 52"):
+        check_pack(list(range(40)), 40)
