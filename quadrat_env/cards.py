@@ -70,7 +70,12 @@ def parse_deck(deck: str | Iterable[str | int], pack_size: int | None = None) ->
     permutation of that pack; the error says which cards are wrong, duplicated or missing.
     """
     items: Sequence[str | int]
-    items = deck.replace(",", " ").split() if isinstance(deck, str) else list(deck)
+    if isinstance(deck, str):
+        items = deck.replace(",", " ").split()
+    elif isinstance(deck, Iterable) and not isinstance(deck, (bytes, dict)):
+        items = list(deck)
+    else:
+        raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...], got {deck!r}")
     cards: list[int] = []
     for i, item in enumerate(items):
         if isinstance(item, str):
