@@ -61,7 +61,7 @@ def test_quadrat_dead_start_has_no_move():
 def test_quadrat52_is_won_with_four_cards_left():
     # AC 2C / KC KD, then the stock deals same-suit pairs into slots 0 and 1, and KH KS last:
     # the stock is used up with KH KS / KC KD showing -- one of each suit, the table cannot clear.
-    pairs = " ".join(f"{a}{s} {b}{s}" for s in "CDHS" for a, b in zip("A3579J", "2468TQ"))
+    pairs = " ".join(f"{a}{s} {b}{s}" for s in "CDHS" for a, b in zip("A3579J", "2468TQ", strict=True))
     deck = parse_deck("AC 2C KC KD " + pairs.replace("AC 2C ", "") + " KH KS", 52)
     end = play_out(Q52, deck)
     assert Q52.is_won(end) and Q52.cards_left(end) == 4

@@ -8,7 +8,7 @@ import numpy as np
 
 from quadrat_env.cards import card_symbol
 from quadrat_env.envs.base import PatienceEnv
-from quadrat_env.rules.quadrille import EMPTY, NUM_PILES, QuadrilleGame, QuadrilleState, pile_size
+from quadrat_env.rules.quadrille import EMPTY, QuadrilleGame, QuadrilleState, pile_size
 
 #: Action numbers.
 DEAL = 0
@@ -147,5 +147,3 @@ class QuadrilleEnv(PatienceEnv):
             ]
         )
 
-
-assert NUM_PILES == len(TO_CENTRE + TO_COMPASS + TO_CORNER)

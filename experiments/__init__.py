@@ -1,0 +1,1 @@
+"""Command-line experiments: ``python -m experiments.<name> --help``."""

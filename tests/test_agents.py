@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from agents import GreedyAgent, RandomAgent, evaluate, play_episode, wilson
+from agents.greedy import largest_group, play_else_deal
+
+DEALS = range(500_000, 501_000)  # a fixed set of 1000 deals
+
+
+def test_greedy_rules_read_the_mask():
+    zu = np.zeros(12, dtype=np.int8)
+    zu[[1, 3, 6, 8]] = 1  # two pairs and two triples: the first triple wins
+    assert largest_group(zu) == 6
+    zu[:] = 0
+    zu[11] = 1
+    assert largest_group(zu) == 11  # "end" only when it is all there is
+    qu = np.zeros(13, dtype=np.int8)
+    qu[[0, 7, 9]] = 1
+    assert play_else_deal(qu) == 7
+    qu[[7, 9]] = 0
+    assert play_else_deal(qu) == 0
+
+
+@pytest.mark.parametrize(("env_id", "low", "high"), [
+    ("quadrat_env/Quadrat-v0", 0.19, 0.26),  # known: about 22%
+    ("quadrat_env/Zudecken-v0", 0.035, 0.075),  # known: about 5%
+    ("quadrat_env/Quadrille-v0", 0.55, 0.63),  # known: about 59%
+])  # fmt: skip
+def test_greedy_has_its_known_strength(env_id, low, high):
+    summary, episodes = evaluate(env_id, GreedyAgent(env_id), DEALS, progress=False)
+    assert low <= summary.win_rate <= high, summary
+    assert summary.illegal_rate == 0 and len(episodes) == 1000
+
+
+def test_quadrat_agents_agree_deal_by_deal():
+    env_id = "quadrat_env/Quadrat-v0"
+    _, greedy = evaluate(env_id, GreedyAgent(env_id), range(200), progress=False)
+    _, rand = evaluate(env_id, RandomAgent(seed=5), range(200), progress=False)
+    assert [e.won for e in greedy] == [e.won for e in rand]
+    assert [e.cards_left for e in greedy] == [e.cards_left for e in rand]
+
+
+def test_random_agent_only_plays_legal_actions():
+    env = gym.make("quadrat_env/Zudecken-v0")
+    episodes = [play_episode(env, RandomAgent(seed=s), seed=s) for s in range(50)]
+    assert sum(e.illegal for e in episodes) == 0
+
+
+def test_predict_takes_single_and_batched_observations():
+    agent = GreedyAgent("quadrat_env/Zudecken-v0")
+    masks = np.zeros((3, 12), dtype=np.int8)
+    masks[0, [0, 10]] = masks[1, 11] = masks[2, [2, 5]] = 1
+    actions, state = agent.predict(np.zeros((3, 269)), action_masks=masks)
+    assert actions.tolist() == [10, 11, 2] and state is None
+    action, _ = agent.predict(np.zeros(269), action_masks=masks[0])
+    assert int(action) == 10
+
+
+def test_predict_refuses_missing_or_empty_masks():
+    agent = RandomAgent(seed=0)
+    with pytest.raises(ValueError, match="needs action_masks"):
+        agent.predict(np.zeros(269))
+    with pytest.raises(ValueError, match="allows no action"):
+        agent.predict(np.zeros(269), action_masks=np.zeros(12))
+    with pytest.raises(ValueError, match="no greedy rule"):
+        GreedyAgent("CartPole-v1")
+
+
+def test_wilson_interval():
+    low, high = wilson(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
+    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        wilson(0, 0)
