@@ -15,7 +15,11 @@ def deck_starting(codes: str, pack_size: int = 52) -> tuple[int, ...]:
 
 def play_out(game, deck, pick: Callable[[tuple[int, ...]], int] = lambda m: m[0]):
     """Play ``deck`` to the end, choosing with ``pick`` among the legal moves."""
-    state = game.start(deck)
+    return play_from(game, game.start(deck), pick)
+
+
+def play_from(game, state, pick: Callable[[tuple[int, ...]], int] = lambda m: m[0]):
+    """Play on from ``state`` to the end, choosing with ``pick`` among the legal moves."""
     while moves := game.legal_moves(state):
         state = game.play(state, pick(moves))
     return state

@@ -32,6 +32,13 @@ GROUPS: tuple[tuple[int, ...], ...] = (
     (0, 1, 2, 3),
 )  # fmt: skip
 NUM_PAIRS = 6
+_PAIR_SLOTS = GROUPS[:NUM_PAIRS]
+_GROUP_BITS = tuple((g, sum(1 << i for i in g)) for g in GROUPS)
+#: _MATCH[match_rank][a][b]: whether cards a and b match (same suit, or also same rank).
+_MATCH = tuple(
+    tuple(tuple(a // 13 == b // 13 or (by_rank and a % 13 == b % 13) for b in range(52)) for a in range(52))
+    for by_rank in (False, True)
+)
 
 
 class SlotState(NamedTuple):
@@ -65,41 +72,47 @@ class SlotGame:
     def matches(self, a: int, b: int) -> bool:
         return a // 13 == b // 13 or (self.match_rank and a % 13 == b % 13)
 
-    def group_ok(self, slots: Sequence[int], group: Sequence[int]) -> bool:
-        """Every card of the group is showing and matches another card of the group."""
-        cards = [slots[i] for i in group]
-        if EMPTY in cards:
-            return False
-        return all(
-            any(self.matches(c, d) for j, d in enumerate(cards) if j != i)
-            for i, c in enumerate(cards)
-        )
-
     def legal_moves(self, state: SlotState) -> tuple[int, ...]:
+        # adj[i]: bitmask of the other slots whose card matches slot i's card. A group is legal
+        # when every slot in it matches another slot of the group (empty slots match nothing).
+        slots, table = state.slots, _MATCH[self.match_rank]
+        adj = [0, 0, 0, 0]
+        for i, j in _PAIR_SLOTS:
+            a, b = slots[i], slots[j]
+            if a != EMPTY and b != EMPTY and table[a][b]:
+                adj[i] |= 1 << j
+                adj[j] |= 1 << i
         return tuple(
             m
-            for m in range(self.num_moves)
-            if len(GROUPS[m]) <= self.max_group and self.group_ok(state.slots, GROUPS[m])
+            for m, (group, bits) in enumerate(_GROUP_BITS[: self._group_limit])
+            if all(adj[i] & bits for i in group)
         )
 
     def play(self, state: SlotState, move: int) -> SlotState:
-        if not (0 <= move < self.num_moves and len(GROUPS[move]) <= self.max_group) or not (
-            self.group_ok(state.slots, GROUPS[move])
-        ):
+        if move not in self.legal_moves(state):
             shown = format_cards(c for c in state.slots if c != EMPTY) or "nothing"
             raise IllegalMove(
                 f"{self.name}: move {move!r} is not legal with {shown} showing; "
                 f"legal moves: {list(self.legal_moves(state))}"
             )
+        return self.play_unchecked(state, move)
+
+    def play_unchecked(self, state: SlotState, move: int) -> SlotState:
+        """``play`` for a move known to be legal (searches that generated it skip the check)."""
         slots = list(state.slots)
-        nxt = state.next
+        deck, nxt = state.deck, state.next
         for i in GROUPS[move]:  # ascending slot order: the lower slot is refilled first
-            if nxt < len(state.deck):
-                slots[i] = state.deck[nxt]
+            if nxt < len(deck):
+                slots[i] = deck[nxt]
                 nxt += 1
             else:
                 slots[i] = EMPTY
-        return SlotState(state.deck, nxt, (slots[0], slots[1], slots[2], slots[3]))
+        return SlotState(deck, nxt, (slots[0], slots[1], slots[2], slots[3]))
+
+    @property
+    def _group_limit(self) -> int:
+        # GROUPS is ordered by size: pairs are moves 0-5, triples 6-9, the four 10.
+        return min(self.num_moves, {2: 6, 3: 10, 4: 11}[self.max_group])
 
     def is_over(self, state: SlotState) -> bool:
         return not self.legal_moves(state)

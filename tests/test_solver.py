@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+from conftest import always_play, deck_starting, play_from
+
+from agents.solver import SlotSearch, solve, solve_state
+from quadrat_env.cards import SKAT_PACK, format_cards
+from quadrat_env.rules import QuadrilleGame, quadrat
+
+WINNING_QUADRILLE = "QC QD QH QS " + " ".join(f"{r}{s}" for s in "CDHS" for r in "5432AK6789TJ")
+RANK_BY_RANK = " ".join(f"{r}{s}" for r in "A23456789TJQK" for s in "CDHS")
+
+
+def replay(env_id, deck, line):
+    env = gym.make(env_id, illegal_action="raise")
+    _, info = env.reset(options={"deck": deck})
+    for action in line:
+        _, _, terminated, _, info = env.step(action)
+    return terminated and info["won"]
+
+
+@pytest.mark.parametrize("env_id", [
+    "quadrat_env/Quadrat-v0", "quadrat_env/Quadrat52-v0",
+    "quadrat_env/Zudecken-v0", "quadrat_env/Quadrille-v0",
+])  # fmt: skip
+def test_winning_lines_replay_to_a_win(env_id):
+    env = gym.make(env_id)
+    found = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        deck = list(env.unwrapped.deck)
+        line = solve(env_id, deck)
+        if line is not None:
+            found += 1
+            assert replay(env_id, deck, line), (seed, line)
+    assert found > 0
+
+
+@pytest.mark.parametrize(("env_id", "deck", "winnable"), [
+    # Zudecken: four of a rank at a time, thirteen times -- cleared
+    ("quadrat_env/Zudecken-v0", RANK_BY_RANK, True),
+    # AC 2C 3D 4H: only the clubs go; the stock gives 5S 9C -> 5S 9C 3D 4H matches nothing
+    ("quadrat_env/Zudecken-v0", format_cards(deck_starting("AC 2C 3D 4H 5S 9C")), False),
+    ("quadrat_env/Zudecken-v0", format_cards(deck_starting("AC 2D 3H 4S")), False),  # no move
+    ("quadrat_env/Quadrat-v0", format_cards(SKAT_PACK), True),  # sorted: every refill pairs
+    # 7C 8C / 7D 7H: the clubs go, the stock gives 7S 9C: no pair
+    ("quadrat_env/Quadrat-v0", format_cards(deck_starting("7C 8C 7D 7H 7S 9C", 32)), False),
+    ("quadrat_env/Quadrille-v0", WINNING_QUADRILLE, True),
+])  # fmt: skip
+def test_hand_built_decks_are_decided_right(env_id, deck, winnable):
+    line = solve(env_id, deck)
+    assert (line is not None) == winnable
+    if winnable:
+        assert replay(env_id, deck, line)
+
+
+def test_zudecken_solver_beats_greedy_where_greedy_fails():
+    # Deals that largest-group greedy loses but the solver wins: the bound is real search.
+    env = gym.make("quadrat_env/Zudecken-v0").unwrapped
+    rescued = 0
+    for seed in range(40):
+        env.reset(seed=seed)
+        greedy = play_from(env.game, env.state, lambda m: max(m, key=lambda a: (a >= 10, a >= 6, -a)))
+        line = solve_state(env.game, env.state)
+        rescued += line is not None and not env.game.is_won(greedy)
+    assert rescued >= 20
+
+
+@pytest.mark.parametrize("n_cards", [32, 52])
+def test_quadrat_solver_agrees_with_any_legal_play(n_cards):
+    game, rng = quadrat(n_cards), random.Random(n_cards)
+    env = gym.make("quadrat_env/Quadrat-v0" if n_cards == 32 else "quadrat_env/Quadrat52-v0")
+    for seed in range(300):
+        env.reset(seed=seed)
+        state = env.unwrapped.state
+        any_play = play_from(game, state, rng.choice)
+        assert game.is_won(any_play) == (SlotSearch(game).line(state) is not None), seed
+
+
+def test_quadrille_solver_matches_always_play_and_no_deferring_policy_beats_it():
+    game, rng = QuadrilleGame(), random.Random(0)
+    env = gym.make("quadrat_env/Quadrille-v0").unwrapped
+    for seed in range(150):
+        env.reset(seed=seed)
+        always = game.is_won(play_from(game, env.state, always_play))
+        assert always == (solve_state(game, env.state) is not None)
+        for eps in (0.05, 0.2):  # deal instead of playing now and then
+            def defer(moves, eps=eps):
+                return 0 if moves[0] == 0 and rng.random() < eps else moves[-1]
+            assert not game.is_won(play_from(game, env.state, defer)) or always, seed
+
+
+def test_command_line():
+    run = [sys.executable, "-m", "agents.solver"]
+    out = subprocess.run(run + ["Zudecken", RANK_BY_RANK], capture_output=True, text=True)
+    assert out.returncode == 0 and "winnable in 13 actions: 10 10" in out.stdout
+    out = subprocess.run(run + ["Quadrat", "7C 8C"], capture_output=True, text=True)
+    assert out.returncode == 2 and "needs 32" in out.stderr
+    out = subprocess.run(run + ["Zudecken", "--deals", "20"], capture_output=True, text=True)
+    assert out.returncode == 0 and "/20 deals winnable" in out.stdout
+    out = subprocess.run(run + ["Solitaire", "--seed", "1"], capture_output=True, text=True)
+    assert out.returncode == 2 and "unknown game" in out.stderr
