@@ -79,6 +79,7 @@ class ZudeckenEnv(PatienceEnv):
     """
 
     def __init__(self, win: str = "cleared", cover: str = "groups", **kwargs: Any) -> None:
+        self.layout = LAYOUT
         super().__init__(zudecken(win=win, cover=cover), LAYOUT.size, **kwargs)
 
     def _observe(self, state: SlotState) -> np.ndarray:

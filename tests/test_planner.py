@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from agents.planner import PlannerAgent
+from quadrat_env.rules.slots import EMPTY
+
+ZU = "quadrat_env/Zudecken-v0"
+
+
+def decisions_at(deck, actions, samples=6):
+    """Replay ``actions`` on ``deck``; return the observation then and the planner's choice."""
+    env = gym.make(ZU, illegal_action="raise")
+    obs, info = env.reset(options={"deck": list(deck)})
+    for a in actions:
+        obs, _, _, _, info = env.step(a)
+    choice = PlannerAgent(ZU, samples=samples, seed=11).act(obs, info["action_mask"])
+    return obs, choice, env.unwrapped.state.next
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_decisions_ignore_the_order_of_unseen_cards(seed):
+    env = gym.make(ZU)
+    obs, info = env.reset(seed=seed)
+    deck, actions = list(env.unwrapped.deck), []
+    agent, rng, checked = PlannerAgent(ZU, samples=6, seed=1), np.random.default_rng(seed), 0
+    while True:
+        obs_here, choice, nxt = decisions_at(deck, actions)
+        for _ in range(2):  # same seen cards, unseen stock in another order
+            shuffled = deck[:nxt] + list(rng.permutation(deck[nxt:]))
+            obs_other, choice_other, _ = decisions_at(shuffled, actions)
+            assert np.array_equal(obs_here, obs_other) and choice == choice_other
+            checked += 1
+        action, _ = agent.predict(obs, action_masks=info["action_mask"])
+        obs, _, terminated, _, info = env.step(action)
+        actions.append(int(action))
+        if terminated or len(actions) > 6:
+            break
+    assert checked >= 4
+
+
+def test_decode_recovers_what_the_player_sees():
+    env = gym.make(ZU)
+    obs, _ = env.reset(seed=9)
+    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    obs = env.unwrapped._obs
+    state, unseen = PlannerAgent(ZU, samples=1).decode(obs)
+    true = env.unwrapped.state
+    assert state.slots == true.slots and state.next == true.next
+    assert sorted(unseen.tolist()) == sorted(true.deck[true.next :])
+    assert EMPTY not in state.slots
+
+
+def test_planner_plays_legal_moves_to_the_end_in_every_game():
+    for env_id in ["quadrat_env/Quadrat-v0", ZU, "quadrat_env/Quadrille-v0"]:
+        env = gym.make(env_id)
+        agent = PlannerAgent(env_id, samples=2)
+        obs, info = env.reset(seed=1)
+        done = False
+        while not done:
+            action, _ = agent.predict(obs, action_masks=info["action_mask"])
+            obs, _, done, truncated, info = env.step(action)
+            assert not info["illegal_action"] and not truncated
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"samples": 0}, "samples"), ({"time_budget": 0}, "time_budget")])
+def test_bad_parameters(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        PlannerAgent(ZU, **kwargs)
