@@ -65,7 +65,9 @@ def test_planner_plays_legal_moves_to_the_end_in_every_game():
             assert not info["illegal_action"] and not truncated
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [({"samples": 0}, "samples"), ({"time_budget": 0}, "time_budget")])
+@pytest.mark.parametrize(
+    ("kwargs", "message"), [({"samples": 0}, "samples"), ({"time_budget": 0}, "time_budget")]
+)
 def test_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         PlannerAgent(ZU, **kwargs)

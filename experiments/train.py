@@ -1,0 +1,106 @@
+"""Train PPO or MaskablePPO on a registered env, with hyperparameters from YAML keyed by env ID.
+
+    python -m experiments.train --env quadrat_env/Zudecken-v0 --algo maskable_ppo --seed 0
+
+Each run gets a folder (default ``runs/<algo>/<Name>-seed<k>``) holding the resolved config
+(``config.yml``), Monitor logs (``monitor/``), TensorBoard logs (``tb/``) and the model
+(``model.zip``). SB3's progress bar shows while it trains; a summary line ends the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import quadrat_env
+
+ALGOS = ("ppo", "maskable_ppo")
+HYPERPARAMS = Path(__file__).parent / "hyperparams"
+RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy")
+
+
+def env_name(env_id: str) -> str:
+    """``quadrat_env/Zudecken-v0`` -> ``Zudecken``."""
+    return env_id.split("/")[-1].rsplit("-v", 1)[0]
+
+
+def load_hyperparams(algo: str, env_id: str, path: Path | None = None) -> dict[str, Any]:
+    path = path or HYPERPARAMS / f"{algo}.yml"
+    try:
+        table = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"cannot read hyperparameters from {path}: {err}") from None
+    if not isinstance(table, dict) or env_id not in table:
+        raise ValueError(f"{path} has no entry for {env_id!r}")
+    return dict(table[env_id])
+
+
+def resolve(args: argparse.Namespace) -> dict[str, Any]:
+    """The full config of a run: YAML entry, then command-line overrides."""
+    hp = load_hyperparams(args.algo, args.env, args.hyperparams)
+    if args.timesteps is not None:
+        hp["n_timesteps"] = args.timesteps
+    if args.n_envs is not None:
+        hp["n_envs"] = args.n_envs
+    return {"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp}
+
+
+def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[str, Any]:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    torch.set_num_threads(1)  # small MLPs: one thread is faster than two fighting for 2 cores
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
+    venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
+                        env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"))  # fmt: skip
+    algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
+    cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
+    model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",
+                tensorboard_log=str(run_dir / "tb"), verbose=0, **algo_kwargs)  # fmt: skip
+    start = time.perf_counter()
+    model.learn(total_timesteps=config["n_timesteps"], progress_bar=progress)
+    seconds = time.perf_counter() - start
+    model.save(run_dir / "model.zip")
+    summary = {"seconds": round(seconds, 1), "steps": config["n_timesteps"],
+               "steps_per_second": round(config["n_timesteps"] / seconds)}  # fmt: skip
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", required=True, choices=quadrat_env.ENV_IDS)
+    p.add_argument("--algo", required=True, choices=ALGOS)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--timesteps", type=int, help="override n_timesteps from the YAML")
+    p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
+    p.add_argument("--hyperparams", type=Path, help="YAML file (default: experiments/hyperparams/ALGO.yml)")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    for name in ("timesteps", "n_envs"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1")
+    try:
+        config = resolve(args)
+    except ValueError as err:
+        p.error(str(err))
+    run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
+    summary = train(config, run_dir, progress=not args.no_progress)
+    print(f"{args.algo} on {args.env}, seed {args.seed}: {summary['steps']} steps in "
+          f"{summary['seconds']}s ({summary['steps_per_second']} steps/s) -> {run_dir}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
