@@ -105,6 +105,32 @@ def test_ansi_render(env_id):
         assert gym.make(env_id).unwrapped.render() is None
 
 
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_declared_render_mode_draws_without_changing_the_game(env_id):
+    modes = gym.make(env_id).unwrapped.metadata["render_modes"]
+    assert set(modes) == {"ansi", "rgb_array"}
+    env = gym.make(env_id, render_mode="rgb_array")
+    obs, info = env.reset(seed=2)
+    shapes = set()
+    for _ in rollout(env, seed=2)[:40]:
+        state = env.unwrapped.state
+        frame = env.render()
+        assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+        assert frame.std() > 10  # something is drawn on the table
+        shapes.add(frame.shape)
+        assert env.unwrapped.state == state
+    assert len(shapes) == 1  # one frame size for a whole episode
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_sb3_make_vec_env_defaults_work(env_id):
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env(env_id, n_envs=2, seed=0)  # asks for render_mode="rgb_array"
+    venv.reset()
+    assert venv.env_method("action_masks")[0].dtype == bool
+
+
 # -- dead starts, rewards, illegal actions -----------------------------------------------------
 @pytest.mark.parametrize(("env_id", "head", "end"), [
     ("quadrat_env/Quadrat-v0", "7C 7D 7H 7S", 6),
@@ -204,7 +230,7 @@ def test_unknown_reset_option_is_named():
     ("quadrat_env/Zudecken-v0", {"cover": "all"}, "cover must be"),
     ("quadrat_env/Quadrille-v0", {"redeals": -1}, "redeals"),
     ("quadrat_env/Quadrille-v0", {"reward_mode": "shaped"}, "reward_mode must be one of"),
-    ("quadrat_env/Quadrat-v0", {"render_mode": "human"}, "render_mode must be one of"),
+    ("quadrat_env/Quadrat-v0", {"render_mode": "video"}, "render_mode must be one of"),
     ("quadrat_env/Quadrat-v0", {"illegal_action": "ignore"}, "illegal_action must be one of"),
     ("quadrat_env/Quadrat-v0", {"illegal_penalty": -1}, "illegal_penalty must be finite"),
     ("quadrat_env/Quadrat-v0", {"illegal_penalty": "0.1"}, "illegal_penalty must be a number"),

@@ -22,7 +22,7 @@ RESET_OPTIONS = ("deck",)
 
 
 class PatienceEnv(gym.Env[np.ndarray, np.int64]):
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     #: Whether the action space ends with an "end the game" action for deals with no move.
     has_end_action: ClassVar[bool] = True
 
@@ -62,6 +62,9 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         raise NotImplementedError
 
     def _render_text(self, state: Any) -> str:
+        raise NotImplementedError
+
+    def _render_rgb(self, state: Any) -> np.ndarray:
         raise NotImplementedError
 
     # -- Gymnasium API -------------------------------------------------------------------------
@@ -119,14 +122,17 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         """Legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
         return self._mask.astype(bool)
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn(
-                "render() called without a render_mode; pass render_mode='ansi' to gym.make"
+                "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' "
+                "to gym.make"
             )
             return None
         if self.state is None:
             raise RuntimeError("render() called before reset(); call reset() first")
+        if self.render_mode == "rgb_array":
+            return self._render_rgb(self.state)
         return self._render_text(self.state)
 
     # -- helpers -------------------------------------------------------------------------------

@@ -68,8 +68,8 @@ class ZudeckenEnv(PatienceEnv):
     11, which ends it as lost. Truncated after 200 steps (registration).
 
     ## Arguments
-    `gym.make("quadrat_env/Zudecken-v0", win="cleared", cover="groups")`, and `render_mode` (None or
-    "ansi"), `reward_mode` ("sparse" or "dense"), `illegal_action` ("penalize" or "raise" an
+    `gym.make("quadrat_env/Zudecken-v0", win="cleared", cover="groups")`, and `render_mode` (None,
+    "ansi" or "rgb_array"), `reward_mode` ("sparse" or "dense"), `illegal_action` ("penalize" or "raise" an
     `IllegalMove`), `illegal_penalty` (>= 0). `reset(seed=...)` shuffles with `self.np_random`;
     `reset(options={"deck": [...]})` replays a deal given as card codes, index 0 dealt first.
     `info["action_mask"]` (int8) and `action_masks()` (bool) give the legal actions.
@@ -87,3 +87,8 @@ class ZudeckenEnv(PatienceEnv):
 
     def _render_text(self, state: SlotState) -> str:
         return render_slots(self.game.name, state, rows=1)
+
+    def _render_rgb(self, state: SlotState) -> np.ndarray:
+        from quadrat_env.render import slots_frame  # Pillow is only needed for pictures
+
+        return slots_frame(self.game.name, state, rows=1)
