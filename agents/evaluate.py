@@ -22,6 +22,7 @@ class Episode:
     steps: int
     illegal: int
     reward: float
+    stuck: bool = False  # ended at an illegal action, which a deterministic agent would repeat
 
 
 @dataclass(frozen=True)
@@ -53,18 +54,7 @@ def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
 
 def play_episode(env: gym.Env, agent: Agent, seed: int) -> Episode:
     """One deal, dealt by ``reset(seed=seed)``, played to the end (or the time limit)."""
-    obs, info = env.reset(seed=seed)
-    steps = illegal = 0
-    total = 0.0
-    done = False
-    while not done:
-        action, _ = agent.predict(obs, deterministic=True, action_masks=info["action_mask"])
-        obs, reward, terminated, truncated, info = env.step(action)
-        steps += 1
-        illegal += bool(info.get("illegal_action"))
-        total += float(reward)
-        done = terminated or truncated
-    return Episode(seed, bool(info.get("won", False)), int(info["cards_left"]), steps, illegal, total)
+    return _play([env], agent, [seed], progress=None)[0]
 
 
 def evaluate(
@@ -73,13 +63,62 @@ def evaluate(
     seeds: Iterable[int],
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
+    n_envs: int = 16,
 ) -> tuple[Summary, list[Episode]]:
-    """Play every seeded deal once; ``seeds`` fixes the deals, so agents are compared paired."""
+    """Play every seeded deal once; ``seeds`` fixes the deals, so agents are compared paired.
+
+    ``n_envs`` deals run side by side so that neural agents predict on a batch; each deal is
+    still dealt by its own ``reset(seed=...)``, so the results do not depend on ``n_envs``.
+
+    Agents act deterministically here. An illegal action leaves the state and so the observation
+    unchanged, so a deterministic agent would repeat it until the time limit: the episode is
+    ended at once and counted as lost (``Episode.stuck``).
+    """
     seeds = list(seeds)
-    env = gym.make(env_id, **(env_kwargs or {}))
+    envs = [gym.make(env_id, **(env_kwargs or {})) for _ in range(max(1, min(n_envs, len(seeds))))]
     start = time.perf_counter()
-    episodes = [play_episode(env, agent, s) for s in _bar(seeds, f"{agent.name:>8} {env_id}", progress)]
+    bar = _bar(len(seeds), f"{agent.name:>12} {env_id}", progress)
+    episodes = _play(envs, agent, seeds, bar)
     return summarize(env_id, agent.name, episodes, time.perf_counter() - start), episodes
+
+
+def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
+    """Play ``seeds`` on ``envs`` side by side; results come back in the order of ``seeds``."""
+    results: dict[int, Episode] = {}
+    queue = list(enumerate(seeds))[::-1]
+    live: dict[int, list[Any]] = {}  # env index -> [order, seed, obs, info, steps, illegal, reward]
+
+    def deal(i: int) -> None:
+        order, seed = queue.pop()
+        obs, info = envs[i].reset(seed=seed)
+        live[i] = [order, seed, obs, info, 0, 0, 0.0]
+
+    for i in range(min(len(envs), len(queue))):
+        deal(i)
+    while live:
+        idx = list(live)
+        obs = np.stack([live[i][2] for i in idx])
+        masks = np.stack([live[i][3]["action_mask"] for i in idx])
+        actions, _ = agent.predict(obs, deterministic=True, action_masks=masks)
+        for i, action in zip(idx, np.atleast_1d(actions), strict=True):
+            rec = live[i]
+            rec[2], reward, terminated, truncated, rec[3] = envs[i].step(action)
+            rec[4] += 1
+            rec[5] += bool(rec[3].get("illegal_action"))
+            rec[6] += float(reward)
+            stuck = bool(rec[3].get("illegal_action"))
+            if terminated or truncated or stuck:
+                info = rec[3]
+                results[rec[0]] = Episode(rec[1], bool(info.get("won", False)), int(info["cards_left"]),
+                                          rec[4], rec[5], rec[6], stuck)  # fmt: skip
+                del live[i]
+                if progress is not None:
+                    progress.update(1)
+                if queue:
+                    deal(i)
+    if progress is not None:
+        progress.close()
+    return [results[k] for k in range(len(seeds))]
 
 
 def summarize(env_id: str, agent: str, episodes: Sequence[Episode], seconds: float) -> Summary:
@@ -101,10 +140,10 @@ def summarize(env_id: str, agent: str, episodes: Sequence[Episode], seconds: flo
     )
 
 
-def _bar(items: list[int], desc: str, enabled: bool) -> Iterable[int]:
+def _bar(total: int, desc: str, enabled: bool) -> Any:
     try:
         from tqdm.auto import tqdm  # from the "train" extra; evaluation works without it
     except ImportError:
-        return items
+        return None
     # disable=None: tqdm turns itself off when the output is not a terminal (CI logs, pipes)
-    return tqdm(items, desc=desc, unit="deal", leave=False, disable=None if enabled else True)
+    return tqdm(total=total, desc=desc, unit="deal", leave=False, disable=None if enabled else True)

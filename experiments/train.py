@@ -62,7 +62,8 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
     venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
-                        env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"))  # fmt: skip
+                        env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
+                        monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
     algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
     model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",

@@ -151,14 +151,14 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self._obs = self._observe(self.state)
 
     def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {
+        # Every key is always present (Monitor's info_keywords and vector envs want fixed keys);
+        # "won" is True only in the step that ends a won game.
+        return {
             "action_mask": self._mask.copy(),
             "cards_left": self.game.cards_left(self.state),
             "illegal_action": False,
+            "won": self._over and self.game.is_won(self.state),
         }
-        if self._over:
-            info["won"] = bool(self.game.is_won(self.state))
-        return info
 
     def _deck_from_options(self, options: Mapping[str, Any] | None) -> tuple[int, ...] | None:
         if options is None:

@@ -1,0 +1,167 @@
+"""The benchmark: every agent on every registered env, over the same held-out seeded deals.
+
+    python -m experiments.benchmark                      # default: 1,000 deals, a few minutes
+    python -m experiments.benchmark --deals 10000 --planner-deals 1000 --update-readme
+
+Per agent and env: win rate with a Wilson 95% interval, mean cards left, illegal-action rate,
+episodes and wall time; learned agents for every committed training seed, summarised as mean and
+spread. Writes ``<out>/benchmark.json``, ``<out>/benchmark.md`` and PNG plots; ``--update-readme``
+puts the table into README.md between its benchmark markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import quadrat_env
+from agents import GreedyAgent, RandomAgent, evaluate, wilson
+from agents.planner import PlannerAgent
+from agents.sb3_agent import SB3Agent
+from agents.solver import solve_state
+from experiments.train import env_name
+
+EVAL_SEED = 1_000_000_000  # held-out deals: reset(seed=EVAL_SEED + i); training never seeds these
+MODELS = Path(__file__).parent / "models"
+README = Path(__file__).parent.parent / "README.md"
+MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
+SCHEMA_VERSION = 1
+
+
+def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
+    """The committed model (seed 0) and the other training seeds' models, if present."""
+    name = env_name(env_id)
+    found = [(0, models / f"{name}-{algo}.zip")]
+    found += sorted((int(p.stem.rsplit("seed", 1)[1]), p)
+                    for p in (models / "seeds").glob(f"{name}-{algo}-seed*.zip"))  # fmt: skip
+    return [(s, p) for s, p in found if p.is_file()]
+
+
+def bound_row(env_id: str, seeds: range) -> dict[str, Any]:
+    """The clairvoyant solver: the share of deals that can be won at all."""
+    env = gym.make(env_id).unwrapped
+    start, wins = time.perf_counter(), 0
+    for seed in seeds:
+        env.reset(seed=seed)
+        wins += solve_state(env.game, env.state) is not None
+    low, high = wilson(wins, len(seeds))
+    return {"env_id": env_id, "agent": "solver (knows the stock)", "episodes": len(seeds), "wins": wins,
+            "win_rate": wins / len(seeds), "ci_low": low, "ci_high": high, "mean_cards_left": None,
+            "illegal_rate": 0.0, "seconds": time.perf_counter() - start}  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    seeds = range(EVAL_SEED, EVAL_SEED + args.deals)
+    for env_id in args.env or quadrat_env.ENV_IDS:
+        agents: list[tuple[Any, range, dict[str, Any]]] = [
+            (RandomAgent(seed=0), seeds, {}),
+            (GreedyAgent(env_id), seeds, {}),
+        ]
+        if args.planner_deals:
+            planner = PlannerAgent(env_id, samples=args.planner_samples, seed=0)
+            agents.append((planner, range(EVAL_SEED, EVAL_SEED + args.planner_deals), {}))
+        for algo in ("ppo", "maskable_ppo"):
+            for seed, path in model_paths(env_id, algo, args.models):
+                agents.append((SB3Agent.load(path, algo), seeds, {"algo": algo, "train_seed": seed}))
+        for agent, agent_seeds, extra in agents:
+            summary, _ = evaluate(env_id, agent, agent_seeds, progress=not args.no_progress)
+            rows.append({**summary.as_dict(), **extra})
+            print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
+                  f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} "
+                  f"({summary.seconds:.1f}s)", flush=True)  # fmt: skip
+        rows.append(bound_row(env_id, range(EVAL_SEED, EVAL_SEED + args.solver_deals)))
+    return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
+            "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
+            "rows": rows, "learned": learned_summary(rows)}  # fmt: skip
+
+
+def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean and spread of the learned agents' win rates over their training seeds."""
+    out = []
+    keys = sorted({(r["env_id"], r["algo"]) for r in rows if "algo" in r})
+    for env_id, algo in keys:
+        rates = [r["win_rate"] for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
+        illegal = [r["illegal_rate"] for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
+        out.append({"env_id": env_id, "algo": algo, "seeds": len(rates),
+                    "mean_win_rate": statistics.fmean(rates),
+                    "std_win_rate": statistics.stdev(rates) if len(rates) > 1 else 0.0,
+                    "min_win_rate": min(rates), "max_win_rate": max(rates),
+                    "mean_illegal_rate": statistics.fmean(illegal)})  # fmt: skip
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    head = ("| env | agent | deals | win rate | 95% CI (Wilson) | mean cards left | illegal-action rate "
+            "| seconds |\n|---|---|---:|---:|---|---:|---:|---:|")  # fmt: skip
+    lines = [head]
+    for r in result["rows"]:
+        agent = r["agent"] + (f" (train seed {r['train_seed']})" if "train_seed" in r else "")
+        cards = "–" if r["mean_cards_left"] is None else f"{r['mean_cards_left']:.2f}"
+        lines.append(f"| {env_name(r['env_id'])} | {agent} | {r['episodes']} | {r['win_rate']:.2%} | "
+                     f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}] | {cards} | {r['illegal_rate']:.2%} "
+                     f"| {r['seconds']:.1f} |")  # fmt: skip
+    lines += ["", "| env | learned agent | training seeds | mean win rate | std | min–max | illegal rate |",
+              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
+    for s in result["learned"]:
+        lines.append(f"| {env_name(s['env_id'])} | {s['algo']} | {s['seeds']} | {s['mean_win_rate']:.2%} | "
+                     f"{s['std_win_rate']:.2%} | {s['min_win_rate']:.2%}–{s['max_win_rate']:.2%} | "
+                     f"{s['mean_illegal_rate']:.2%} |")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def update_readme(table: str, command: str, readme: Path = README) -> None:
+    text = readme.read_text()
+    start, end = text.find(MARKERS[0]), text.find(MARKERS[1])
+    if start < 0 or end < start:
+        raise ValueError(f"{readme} lacks the markers {MARKERS[0]} ... {MARKERS[1]}")
+    body = f"{MARKERS[0]}\nGenerated by `{command}`.\n\n{table}"
+    readme.write_text(text[:start] + body + text[end:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--deals", type=int, default=1000, help="held-out deals per env and agent")
+    p.add_argument("--planner-deals", type=int, default=100, help="deals for the (slow) planner; 0: skip")
+    p.add_argument("--planner-samples", type=int, default=32)
+    p.add_argument("--solver-deals", type=int, help="deals for the solver bound (default: --deals)")
+    p.add_argument("--env", action="append", choices=quadrat_env.ENV_IDS, help="only these env IDs")
+    p.add_argument("--models", type=Path, default=MODELS)
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--update-readme", action="store_true")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(argv)
+    args.solver_deals = args.solver_deals or args.deals
+    if min(args.deals, args.solver_deals, args.planner_samples) < 1 or args.planner_deals < 0:
+        p.error("--deals, --solver-deals and --planner-samples must be >= 1, --planner-deals >= 0")
+    if not args.models.is_dir():
+        p.error(f"--models {args.models} is not a folder")
+    start = time.perf_counter()
+    result = run(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "benchmark.json").write_text(json.dumps(result, indent=2))
+    table = markdown(result)
+    (args.out / "benchmark.md").write_text(table)
+    if not args.no_plots:
+        from experiments.plots import learning_curves, win_rates
+
+        win_rates(result, args.out / "win_rates.png")
+        learning_curves(args.models / "monitor", args.out / "learning_curves.png")
+    if args.update_readme:
+        update_readme(table, "python -m experiments.benchmark " + " ".join(argv or sys.argv[1:]))
+    print("\n" + table + f"\nwrote {args.out}/benchmark.json, benchmark.md"
+          f"{'' if args.no_plots else ', win_rates.png, learning_curves.png'} "
+          f"in {time.perf_counter() - start:.0f}s")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+"""Win rate of the planner against samples per move, on the same held-out Zudecken deals.
+
+    python -m experiments.planner_curve --deals 1000 --samples 1 4 16 32 64
+
+Writes ``<out>/planner_curve.json`` and ``<out>/planner_curve.md`` and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from agents import evaluate
+from agents.planner import PlannerAgent
+
+EVAL_SEEDS = 2_000_000  # held-out deals: seeds EVAL_SEEDS, EVAL_SEEDS + 1, ...
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", default="quadrat_env/Zudecken-v0")
+    p.add_argument("--deals", type=int, default=200)
+    p.add_argument("--samples", type=int, nargs="+", default=[1, 4, 16, 32])
+    p.add_argument("--time-budget", type=float, default=1.0, help="seconds per decision at most")
+    p.add_argument("--out", type=Path, default=Path("results"))
+    args = p.parse_args(argv)
+    if args.deals < 1 or min(args.samples) < 1:
+        p.error("--deals and every --samples must be >= 1")
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for samples in args.samples:
+        agent = PlannerAgent(args.env, samples=samples, time_budget=args.time_budget, seed=0)
+        summary, episodes = evaluate(args.env, agent, range(EVAL_SEEDS, EVAL_SEEDS + args.deals))
+        decisions = sum(e.steps for e in episodes)
+        row = {**summary.as_dict(), "samples": samples,
+               "seconds_per_decision": summary.seconds / decisions}  # fmt: skip
+        rows.append(row)
+        print(f"samples {samples:>4}: won {row['wins']}/{row['episodes']} = {row['win_rate']:.2%} "
+              f"[{row['ci_low']:.2%}, {row['ci_high']:.2%}], "
+              f"{row['seconds_per_decision'] * 1000:.1f} ms/decision", flush=True)  # fmt: skip
+    lines = ["| samples per move | deals | win rate | 95% CI (Wilson) | ms per decision |",
+             "|---:|---:|---:|---|---:|"]  # fmt: skip
+    lines += [f"| {r['samples']} | {r['episodes']} | {r['win_rate']:.2%} | "
+              f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}] | {r['seconds_per_decision'] * 1000:.1f} |"
+              for r in rows]  # fmt: skip
+    (args.out / "planner_curve.json").write_text(json.dumps(rows, indent=2))
+    (args.out / "planner_curve.md").write_text("\n".join(lines) + "\n")
+    print("\n" + "\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Smoke tests of training, saving, loading and the benchmark (a few hundred steps; no timing)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from agents import evaluate
+from agents.sb3_agent import SB3Agent
+from experiments import benchmark, train
+
+ZU = "quadrat_env/Zudecken-v0"
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """Train both algorithms for a few hundred steps and lay them out as committed models."""
+    root = tmp_path_factory.mktemp("models")
+    (root / "seeds").mkdir()
+    for algo in train.ALGOS:
+        run = root / "runs" / algo
+        train.main(["--env", ZU, "--algo", algo, "--seed", "1", "--timesteps", "256",
+                    "--n-envs", "2", "--out", str(run), "--no-progress"])  # fmt: skip
+        folder = run / algo / "Zudecken-seed1"
+        config = yaml.safe_load((folder / "config.yml").read_text())
+        assert config["seed"] == 1 and config["n_timesteps"] == 256 and config["n_envs"] == 2
+        assert list((folder / "monitor").glob("*.monitor.csv")) and (folder / "tb").is_dir()
+        (folder / "model.zip").rename(root / f"Zudecken-{algo}.zip")
+    return root
+
+
+@pytest.mark.parametrize("algo", train.ALGOS)
+def test_trained_models_load_and_play_the_registered_env(models, algo):
+    agent = SB3Agent.load(models / f"Zudecken-{algo}.zip", algo)
+    summary, episodes = evaluate(ZU, agent, range(20), progress=False)
+    assert summary.episodes == 20 and all(e.steps >= 1 for e in episodes)
+    if algo == "maskable_ppo":
+        assert summary.illegal_rate == 0.0
+
+
+def test_benchmark_json_schema(models, tmp_path):
+    out = tmp_path / "out"
+    benchmark.main(["--deals", "12", "--planner-deals", "3", "--planner-samples", "2", "--env", ZU,
+                    "--models", str(models), "--out", str(out), "--no-progress"])  # fmt: skip
+    result = json.loads((out / "benchmark.json").read_text())
+    assert result["schema_version"] == benchmark.SCHEMA_VERSION and result["deals"] == 12
+    agents = [r["agent"] for r in result["rows"]]
+    assert agents == ["random", "greedy", "planner", "ppo", "maskable_ppo", "solver (knows the stock)"]
+    keys = {"env_id", "agent", "episodes", "wins", "win_rate", "ci_low", "ci_high",
+            "mean_cards_left", "illegal_rate", "seconds"}  # fmt: skip
+    for row in result["rows"]:
+        assert keys <= row.keys() and row["ci_low"] <= row["win_rate"] <= row["ci_high"]
+    assert {s["algo"] for s in result["learned"]} == {"ppo", "maskable_ppo"}
+    assert (out / "benchmark.md").read_text().startswith("| env | agent |")
+    assert (out / "win_rates.png").stat().st_size > 1000
+
+
+def test_readme_markers_are_replaced(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{benchmark.MARKERS[0]}\nold\n{benchmark.MARKERS[1]}\nrest\n")
+    benchmark.update_readme("| new |\n", "cmd", readme)
+    text = readme.read_text()
+    assert "old" not in text and "| new |" in text and text.endswith(f"{benchmark.MARKERS[1]}\nrest\n")
+    readme.write_text("no markers")
+    with pytest.raises(ValueError, match="lacks the markers"):
+        benchmark.update_readme("x", "cmd", readme)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--env", ZU, "--algo", "a2c"],
+    ["--env", "CartPole-v1", "--algo", "ppo"],
+    ["--env", ZU, "--algo", "ppo", "--timesteps", "0"],
+    ["--env", ZU, "--algo", "ppo", "--hyperparams", "/nonexistent.yml"],
+])  # fmt: skip
+def test_train_rejects_bad_arguments(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        train.main(argv)
+    assert exc.value.code == 2 and "error" in capsys.readouterr().err
