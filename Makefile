@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint clean
+.PHONY: setup benchmark demo test lint clean
 
 setup: $(STAMP)
 
@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,render]"
 	touch $(STAMP)
+
+benchmark: setup
+	$(PY) -m experiments.benchmark
 
 demo: setup
 	$(PY) -m experiments.demo

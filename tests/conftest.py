@@ -37,3 +37,7 @@ def always_play(moves: tuple[int, ...]) -> int:
 @pytest.fixture
 def codes():
     return format_cards
+
+
+def pytest_addoption(parser):
+    parser.addoption("--regen-images", action="store_true", help="rewrite tests/data/*.png")

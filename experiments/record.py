@@ -1,0 +1,82 @@
+"""Record an episode as an animated GIF (or the final table as a PNG) drawn by ``rgb_array``.
+
+    python -m experiments.record Zudecken --agent planner --seed 7 --out zudecken.gif
+    python -m experiments.record Quadrille --agent experiments/models/Quadrille-maskable_ppo.zip
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+
+from agents import Agent, GreedyAgent, RandomAgent
+from agents.planner import PlannerAgent
+from agents.sb3_agent import SB3Agent
+from experiments.play import GAMES
+
+
+def make_agent(spec: str, env_id: str) -> Agent:
+    if spec == "greedy":
+        return GreedyAgent(env_id)
+    if spec == "random":
+        return RandomAgent(seed=0)
+    if spec == "planner":
+        return PlannerAgent(env_id, seed=0)
+    path = Path(spec)
+    if path.suffix != ".zip":
+        raise ValueError(f"--agent must be greedy, random, planner or a saved model .zip, got {spec!r}")
+    algo = "maskable_ppo" if "maskable" in path.stem else "ppo"
+    return SB3Agent.load(path, algo)
+
+
+def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[str, object]:
+    from PIL import Image
+
+    env = gym.make(env_id, render_mode="rgb_array")
+    obs, info = env.reset(seed=seed)
+    frames = [env.render()]
+    done = False
+    while not done:
+        action, _ = agent.predict(obs, deterministic=True, action_masks=info["action_mask"])
+        obs, _, terminated, truncated, info = env.step(action)
+        frames.append(env.render())
+        done = terminated or truncated or info["illegal_action"]
+    images = [Image.fromarray(f) for f in frames]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".gif":
+        # hold the last frame a while so the outcome can be seen
+        durations = [int(1000 / fps)] * (len(images) - 1) + [2000]
+        images[0].save(out, save_all=True, append_images=images[1:], duration=durations, loop=0)
+    else:
+        images[-1].save(out)
+    return {"frames": len(frames), "won": bool(info["won"]), "cards_left": int(info["cards_left"])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("game", choices=sorted(GAMES))
+    p.add_argument("--agent", default="greedy", help="greedy, random, planner, or a saved model .zip")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fps", type=float, default=4.0)
+    p.add_argument("--out", type=Path, help="a .gif for the episode, a .png for the final table")
+    args = p.parse_args(argv)
+    out = args.out or Path(f"{args.game.lower()}-seed{args.seed}.gif")
+    if out.suffix.lower() not in (".gif", ".png"):
+        p.error(f"--out must end in .gif or .png, got {out}")
+    if args.fps <= 0:
+        p.error("--fps must be > 0")
+    try:
+        agent = make_agent(args.agent, GAMES[args.game])
+    except (ValueError, FileNotFoundError) as err:
+        p.error(str(err))
+    result = record(GAMES[args.game], agent, args.seed, out, args.fps)
+    print(f"wrote {out}: {result['frames']} frames, {'won' if result['won'] else 'lost'}, "
+          f"{result['cards_left']} cards left")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
