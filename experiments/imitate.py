@@ -114,15 +114,18 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     data: dict[str, np.ndarray] = {}
     rounds, best = [], -1.0
     start = time.perf_counter()
+    per_round = config["deals_per_round"]
     first_seed = 100_000_000 * (1 + config["seed"])  # training deals differ per seed
     for r in range(config["rounds"]):
-        seeds = range(first_seed + r * config["deals_per_round"], first_seed + (r + 1) * config["deals_per_round"])
+        seeds = range(first_seed + r * per_round, first_seed + (r + 1) * per_round)
         new = collect(model, seeds, config["epsilon"], rng, first=r == 0)
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
-        loss = fit(model, data, config["epochs"], config["batch_size"], config["learning_rate"], config["seed"] + r)
+        loss = fit(model, data, config["epochs"], config["batch_size"], config["learning_rate"],
+                   config["seed"] + r)  # fmt: skip
         summary, _ = evaluate(ENV_ID, SB3Agent(model, "maskable_ppo", masked=True), VALIDATION_SEEDS,
                               progress=False)  # fmt: skip
-        rounds.append({"round": r, "samples": len(data["obs"]), "loss": loss, "val_win_rate": summary.win_rate,
+        rounds.append({"round": r, "samples": len(data["obs"]), "loss": loss,
+                       "val_win_rate": summary.win_rate,
                        "seconds": round(time.perf_counter() - start, 1)})  # fmt: skip
         print(f"round {r}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
               f"validation win rate {summary.win_rate:.2%} ({rounds[-1]['seconds']}s)", flush=True)
