@@ -157,3 +157,32 @@ def quadrille_frame(state: QuadrilleState) -> np.ndarray:
     else:
         empty(draw, x, disc_y)
     return np.asarray(image, dtype=np.uint8)
+
+
+class Window:
+    """render_mode="human": the rgb_array frame shown in a pygame window (the ``human`` extra)."""
+
+    def __init__(self, title: str, fps: float) -> None:
+        try:
+            import pygame
+        except ImportError:
+            raise ImportError("render_mode='human' needs pygame: pip install 'quadrat-env[human]'") from None
+        self.pygame, self.title, self.fps = pygame, title, fps
+        self.screen = None
+        self.clock = pygame.time.Clock()
+
+    def show(self, frame: np.ndarray) -> None:
+        pg = self.pygame
+        if self.screen is None:
+            pg.init()
+            pg.display.set_caption(self.title)
+            self.screen = pg.display.set_mode((frame.shape[1], frame.shape[0]))
+        pg.event.pump()
+        self.screen.blit(pg.surfarray.make_surface(frame.swapaxes(0, 1)), (0, 0))
+        pg.display.flip()
+        self.clock.tick(self.fps)
+
+    def close(self) -> None:
+        if self.screen is not None:
+            self.pygame.display.quit()
+            self.screen = None

@@ -108,7 +108,7 @@ def test_ansi_render(env_id):
 @pytest.mark.parametrize("env_id", IDS)
 def test_every_declared_render_mode_draws_without_changing_the_game(env_id):
     modes = gym.make(env_id).unwrapped.metadata["render_modes"]
-    assert set(modes) == {"ansi", "rgb_array"}
+    assert set(modes) == {"ansi", "rgb_array", "human"}
     env = gym.make(env_id, render_mode="rgb_array")
     _, info = env.reset(seed=2)
     rng, shapes, done = np.random.default_rng(0), set(), False

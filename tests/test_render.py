@@ -84,3 +84,19 @@ def test_record_writes_a_gif_and_a_png(tmp_path):
     assert Image.open(tmp_path / "q.png").size[0] > 100
     with pytest.raises(ValueError, match="--agent must be"):
         record.make_agent("smart", play.GAMES["Zudecken"])
+
+
+@pytest.mark.parametrize("game", sorted(POSITIONS))
+def test_human_mode_shows_the_frame_in_a_window(game, monkeypatch):
+    pygame = pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")  # no screen on CI
+    env = gym.make(play.GAMES[game], render_mode="human")
+    env.unwrapped.metadata = {**env.unwrapped.metadata, "render_fps": 1000}  # no waiting in tests
+    _, info = env.reset(seed=0)  # human mode draws on reset and on every step
+    env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    shown = pygame.surfarray.array3d(pygame.display.get_surface()).swapaxes(0, 1)
+    expected = gym.make(play.GAMES[game], render_mode="rgb_array")
+    _, info2 = expected.reset(seed=0)
+    expected.step(int(np.flatnonzero(info2["action_mask"])[0]))
+    assert np.array_equal(shown, expected.render())
+    env.close()

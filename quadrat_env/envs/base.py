@@ -22,7 +22,7 @@ RESET_OPTIONS = ("deck",)
 
 
 class PatienceEnv(gym.Env[np.ndarray, np.int64]):
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     #: Whether the action space ends with an "end the game" action for deals with no move.
     has_end_action: ClassVar[bool] = True
 
@@ -52,6 +52,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(game.num_moves + int(self.has_end_action))
         self.observation_space = spaces.Box(0.0, 1.0, (obs_size,), np.float32)
         self.state: Any = None
+        self._window: Any = None  # the pygame window of render_mode="human", opened on first use
         self._dealt: tuple[int, ...] = ()
         self._mask = np.zeros(self.action_space.n, dtype=np.int8)
         self._obs = np.zeros(obs_size, dtype=np.float32)
@@ -80,6 +81,8 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self._dealt = deck
         self._over = False
         self._update(self.game.legal_moves(self.state), dead_start=True)
+        if self.render_mode == "human":
+            self.render()
         return self._obs.copy(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -116,6 +119,8 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             reward += (before - self.game.cards_left(self.state)) / self.game.pack_size
         if self._over and self.game.is_won(self.state):
             reward += 1.0
+        if self.render_mode == "human":
+            self.render()
         return self._obs.copy(), reward, self._over, False, self._info()
 
     def action_masks(self) -> np.ndarray:
@@ -133,7 +138,20 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("render() called before reset(); call reset() first")
         if self.render_mode == "rgb_array":
             return self._render_rgb(self.state)
+        if self.render_mode == "human":
+            if self._window is None:
+                from quadrat_env.render import Window
+
+                self._window = Window(self.game.name, self.metadata["render_fps"])
+            self._window.show(self._render_rgb(self.state))
+            return None
         return self._render_text(self.state)
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+        super().close()
 
     # -- helpers -------------------------------------------------------------------------------
     @property

@@ -92,7 +92,7 @@ class QuadrilleEnv(PatienceEnv):
     1000 steps (registration).
 
     ## Arguments
-    `gym.make("quadrat_env/Quadrille-v0", redeals=2)`, and `render_mode` (None, "ansi" or "rgb_array"),
+    `gym.make("quadrat_env/Quadrille-v0", redeals=2)`, and `render_mode` (None, "ansi", "rgb_array" or "human"),
     `reward_mode` ("sparse" or "dense"), `illegal_action` ("penalize" or "raise" an `IllegalMove`),
     `illegal_penalty` (>= 0). `reset(seed=...)` shuffles with `self.np_random`;
     `reset(options={"deck": [...]})` replays a deal given as card codes, index 0 dealt first.
