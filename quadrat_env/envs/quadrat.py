@@ -68,8 +68,9 @@ class QuadratEnv(PatienceEnv):
     it as lost. Truncated after 200 steps (registration), reachable only with illegal actions.
 
     ## Arguments
-    `gym.make("quadrat_env/Quadrat-v0")` (32 cards) or `"quadrat_env/Quadrat52-v0"`, and:
-    `n_cards` (32 or 52), `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
+    `gym.make("quadrat_env/Quadrat-v0")` (32 cards) or `"quadrat_env/Quadrat52-v0"` (52), with
+    `n_cards` (32 or 52) and
+    `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
     `illegal_action` ("penalize" or "raise" an `IllegalMove`), `illegal_penalty` (>= 0).
     `reset(seed=...)` shuffles with `self.np_random`; `reset(options={"deck": [...]})` replays a deal
     given as card codes, index 0 dealt first. `info["action_mask"]` (int8) and `action_masks()`
