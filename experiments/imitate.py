@@ -139,15 +139,16 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=4)
-    p.add_argument("--deals-per-round", type=int, default=5000)
-    p.add_argument("--epochs", type=int, default=8)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--deals-per-round", type=int, default=10000)
+    p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     args = p.parse_args(argv)
     if min(args.rounds, args.deals_per_round, args.epochs) < 1 or not 0 <= args.epsilon <= 1:
         p.error("--rounds, --deals-per-round and --epochs must be >= 1; --epsilon in [0, 1]")
-    config = {"env_id": ENV_ID, "seed": args.seed, "rounds": args.rounds,
+    config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels",
+              "seed": args.seed, "rounds": args.rounds,
               "deals_per_round": args.deals_per_round, "epochs": args.epochs, "epsilon": args.epsilon,
               "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256]}  # fmt: skip
     result = run(config, args.out / f"Zudecken-seed{args.seed}")

@@ -1,0 +1,59 @@
+"""Copy finished runs into ``experiments/models/``, where the benchmark finds them.
+
+    python -m experiments.publish runs/maskable_ppo/*-seed* runs/ppo/*-seed*
+
+Seed 0 becomes the committed model ``<Name>-<algo>.zip`` with its Monitor logs (for the learning
+curves) and config; other seeds go to ``seeds/<Name>-<algo>-seed<k>.zip``. Every run's resolved
+config and summary go to ``configs/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+from experiments.train import env_name
+
+MODELS = Path(__file__).parent / "models"
+
+
+def publish(run: Path, models: Path = MODELS) -> Path:
+    config_path, model = run / "config.yml", run / "model.zip"
+    if not config_path.is_file() or not model.is_file():
+        raise ValueError(f"{run} is not a finished run (needs config.yml and model.zip)")
+    config = yaml.safe_load(config_path.read_text())
+    algo = config.get("algo", "maskable_ppo")  # imitation runs train a MaskablePPO model
+    stem = f"{env_name(config['env_id'])}-{algo}"
+    seed = int(config["seed"])
+    (models / "seeds").mkdir(parents=True, exist_ok=True)
+    (models / "configs").mkdir(parents=True, exist_ok=True)
+    target = models / f"{stem}.zip" if seed == 0 else models / "seeds" / f"{stem}-seed{seed}.zip"
+    shutil.copy(model, target)
+    shutil.copy(config_path, models / "configs" / f"{stem}-seed{seed}.yml")
+    for extra in ("summary.json", "rounds.json"):
+        if (run / extra).is_file():
+            shutil.copy(run / extra, models / "configs" / f"{stem}-seed{seed}-{extra}")
+    if seed == 0 and (run / "monitor").is_dir():
+        shutil.copytree(run / "monitor", models / "monitor" / stem, dirs_exist_ok=True)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("runs", nargs="+", type=Path, help="run folders")
+    p.add_argument("--models", type=Path, default=MODELS)
+    args = p.parse_args(argv)
+    for run in args.runs:
+        try:
+            print(f"{run} -> {publish(run, args.models)}")
+        except (ValueError, KeyError) as err:
+            p.error(str(err))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
