@@ -117,6 +117,28 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def training_table(models: Path) -> str:
+    """How each published model was trained: steps, wall time and speed (from its run folder)."""
+    import yaml
+
+    lines = ["| model | training seed | method | steps or labelled decisions | seconds | steps/s |",
+             "|---|---:|---|---:|---:|---:|"]  # fmt: skip
+    for cfg_path in sorted((models / "configs").glob("*-seed*.yml")):
+        cfg = yaml.safe_load(cfg_path.read_text())
+        stem = cfg_path.stem.rsplit("-seed", 1)[0]
+        summary = cfg_path.with_name(f"{cfg_path.stem}-summary.json")
+        rounds = cfg_path.with_name(f"{cfg_path.stem}-rounds.json")
+        if summary.is_file():
+            info = json.loads(summary.read_text())
+            lines.append(f"| {stem} | {cfg['seed']} | RL, {cfg['n_envs']} envs | {info['steps']:,} | "
+                         f"{info['seconds']:.0f} | {info['steps_per_second']:,} |")  # fmt: skip
+        elif rounds.is_file():
+            last = json.loads(rounds.read_text())[-1]
+            lines.append(f"| {stem} | {cfg['seed']} | imitation, {cfg['rounds']} rounds x "
+                         f"{cfg['deals_per_round']:,} deals | {last['samples']:,} | {last['seconds']:.0f} | – |")
+    return "\n".join(lines) + "\n"
+
+
 def update_readme(table: str, command: str, readme: Path = README) -> None:
     text = readme.read_text()
     start, end = text.find(MARKERS[0]), text.find(MARKERS[1])
@@ -148,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "benchmark.json").write_text(json.dumps(result, indent=2))
-    table = markdown(result)
+    table = markdown(result) + "\nTraining of the published models (2-core machine):\n\n"
+    table += training_table(args.models)
     (args.out / "benchmark.md").write_text(table)
     if not args.no_plots:
         from experiments.plots import learning_curves, win_rates

@@ -78,3 +78,20 @@ def test_train_rejects_bad_arguments(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         train.main(argv)
     assert exc.value.code == 2 and "error" in capsys.readouterr().err
+
+
+def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
+    from experiments import imitate, publish
+
+    imitate.main(["--seed", "0", "--rounds", "1", "--deals-per-round", "30", "--epochs", "1",
+                  "--out", str(tmp_path / "runs")])  # fmt: skip
+    run = tmp_path / "runs" / "Zudecken-seed0"
+    rounds = json.loads((run / "rounds.json").read_text())
+    assert rounds[0]["samples"] > 0 and 0 <= rounds[0]["val_win_rate"] <= 1
+    target = publish.publish(run, tmp_path / "models")
+    assert target == tmp_path / "models" / "Zudecken-maskable_ppo.zip"
+    agent = SB3Agent.load(target, "maskable_ppo")
+    summary, _ = evaluate(ZU, agent, range(10), progress=False)
+    assert summary.illegal_rate == 0.0
+    with pytest.raises(ValueError, match="not a finished run"):
+        publish.publish(tmp_path, tmp_path / "models")
