@@ -134,8 +134,9 @@ def training_table(models: Path) -> str:
                          f"{info['seconds']:.0f} | {info['steps_per_second']:,} |")  # fmt: skip
         elif rounds.is_file():
             last = json.loads(rounds.read_text())[-1]
-            lines.append(f"| {stem} | {cfg['seed']} | imitation, {cfg['rounds']} rounds x "
-                         f"{cfg['deals_per_round']:,} deals | {last['samples']:,} | {last['seconds']:.0f} | – |")
+            method = f"imitation, {cfg['rounds']} rounds x {cfg['deals_per_round']:,} deals"
+            lines.append(f"| {stem} | {cfg['seed']} | {method} | {last['samples']:,} | "
+                         f"{last['seconds']:.0f} | – |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
