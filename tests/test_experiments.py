@@ -95,3 +95,19 @@ def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
     assert summary.illegal_rate == 0.0
     with pytest.raises(ValueError, match="not a finished run"):
         publish.publish(tmp_path, tmp_path / "models")
+
+
+@pytest.mark.parametrize("algo", train.ALGOS)
+def test_training_is_reproducible_from_config_and_seed(tmp_path, algo):
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    params = []
+    for run in ("a", "b"):
+        train.main(["--env", "quadrat_env/Quadrille-v0", "--algo", algo, "--seed", "3", "--timesteps",
+                    "512", "--n-envs", "2", "--out", str(tmp_path / run), "--no-progress"])  # fmt: skip
+        path = tmp_path / run / algo / "Quadrille-seed3" / "model.zip"
+        model = (MaskablePPO if algo == "maskable_ppo" else PPO).load(path, device="cpu")
+        params.append(model.policy.state_dict())
+    assert all(torch.equal(params[0][k], params[1][k]) for k in params[0])
