@@ -11,8 +11,9 @@ can see" is what a sampling planner estimates. Each round:
 2. at every decision where some legal moves win and some do not, record the observation, the
    mask and which moves win (the solver runs on the true deck; the network only sees the
    observation);
-3. fit the policy's masked logits to the winning moves (cross-entropy on the uniform distribution
-   over them) and the value head to "the deal can still be won".
+3. fit each legal move's logit to whether that move still wins (binary cross-entropy, so the
+   logit estimates P(the move wins | what the player sees)) and the value head to "the deal can
+   still be won". The policy's argmax is then the move most likely to win.
 
 The result is an ordinary ``MaskablePPO`` model (its policy network trained this way), saved with
 ``model.save`` and loaded with ``MaskablePPO.load``. A held-out validation set (other training seeds)
@@ -74,13 +75,13 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int) -> float:
     """Supervised steps on the policy (cross-entropy to winning moves) and value (winnable)."""
     import torch
+    from torch import nn
 
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
     obs = torch.as_tensor(data["obs"])
     mask = torch.as_tensor(data["mask"])
     target = torch.as_tensor(data["wins"])
-    target = target / target.sum(1, keepdim=True)
     gen = torch.Generator().manual_seed(seed)
     loss_value = float("nan")
     policy.train()
@@ -88,8 +89,12 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
         for idx in torch.randperm(len(obs), generator=gen).split(batch_size):
             features = policy.extract_features(obs[idx], policy.pi_features_extractor)
             latent_pi, latent_vf = policy.mlp_extractor(features)
-            logits = policy.action_net(latent_pi).masked_fill(~mask[idx], -1e8)
-            loss = -(target[idx] * torch.log_softmax(logits, dim=1)).sum(1).mean()
+            # Each legal move's logit learns P(the move still wins | what the player sees): the
+            # argmax is then the move a sampling planner would pick with unlimited samples.
+            logits = policy.action_net(latent_pi)
+            m = mask[idx].float()
+            bce = nn.functional.binary_cross_entropy_with_logits(logits, target[idx], reduction="none")
+            loss = (bce * m).sum() / m.sum()
             value = policy.value_net(latent_vf).squeeze(1)
             loss = loss + 0.5 * ((value - 1.0) ** 2).mean()  # labelled states are winnable
             optimizer.zero_grad()
@@ -139,7 +144,7 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--deals-per-round", type=int, default=10000)
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
@@ -147,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if min(args.rounds, args.deals_per_round, args.epochs) < 1 or not 0 <= args.epsilon <= 1:
         p.error("--rounds, --deals-per-round and --epochs must be >= 1; --epsilon in [0, 1]")
-    config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels",
+    config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels (per-move BCE)",
               "seed": args.seed, "rounds": args.rounds,
               "deals_per_round": args.deals_per_round, "epochs": args.epochs, "epsilon": args.epsilon,
               "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256]}  # fmt: skip
