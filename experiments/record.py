@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+import numpy as np
 
 from agents import Agent, GreedyAgent, RandomAgent
 from agents.planner import PlannerAgent
@@ -33,7 +34,7 @@ def make_agent(spec: str, env_id: str) -> Agent:
 
 
 def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[str, object]:
-    from PIL import Image
+    import imageio.v3 as iio
 
     env = gym.make(env_id, render_mode="rgb_array")
     obs, info = env.reset(seed=seed)
@@ -44,14 +45,13 @@ def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[
         obs, _, terminated, truncated, info = env.step(action)
         frames.append(env.render())
         done = terminated or truncated or info["illegal_action"]
-    images = [Image.fromarray(f) for f in frames]
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".gif":
         # hold the last frame a while so the outcome can be seen
-        durations = [int(1000 / fps)] * (len(images) - 1) + [2000]
-        images[0].save(out, save_all=True, append_images=images[1:], duration=durations, loop=0)
+        durations = [int(1000 / fps)] * (len(frames) - 1) + [2000]
+        iio.imwrite(out, np.stack(frames), duration=durations, loop=0)
     else:
-        images[-1].save(out)
+        iio.imwrite(out, frames[-1])
     return {"frames": len(frames), "won": bool(info["won"]), "cards_left": int(info["cards_left"])}
 
 

@@ -99,7 +99,9 @@ def test_ansi_render(env_id):
     env = gym.make(env_id, render_mode="ansi")
     env.reset(seed=0)
     env.step(0 if "Quadrille" in env_id else int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+    state = env.unwrapped.state
     text = env.render()
+    assert env.unwrapped.state == state  # drawing changes nothing
     assert env.unwrapped.game.name in text and any(s in text for s in "♣♦♥♠")
     with pytest.warns(UserWarning, match="render_mode"):
         assert gym.make(env_id).unwrapped.render() is None
