@@ -57,27 +57,41 @@ def bound_row(env_id: str, seeds: range) -> dict[str, Any]:
             "illegal_rate": 0.0, "seconds": time.perf_counter() - start}  # fmt: skip
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run_env(env_id: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every agent on one env: random, greedy, planner, the saved models, then the solver bound."""
     rows: list[dict[str, Any]] = []
     seeds = range(EVAL_SEED, EVAL_SEED + args.deals)
-    for env_id in args.env or quadrat_env.ENV_IDS:
-        agents: list[tuple[Any, range, dict[str, Any]]] = [
-            (RandomAgent(seed=0), seeds, {}),
-            (GreedyAgent(env_id), seeds, {}),
-        ]
-        if args.planner_deals:
-            planner = PlannerAgent(env_id, samples=args.planner_samples, seed=0)
-            agents.append((planner, range(EVAL_SEED, EVAL_SEED + args.planner_deals), {}))
-        for algo in ("ppo", "maskable_ppo"):
-            for seed, path in model_paths(env_id, algo, args.models):
-                agents.append((SB3Agent.load(path, algo), seeds, {"algo": algo, "train_seed": seed}))
-        for agent, agent_seeds, extra in agents:
-            summary, _ = evaluate(env_id, agent, agent_seeds, progress=not args.no_progress)
-            rows.append({**summary.as_dict(), **extra})
-            print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
-                  f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} "
-                  f"({summary.seconds:.1f}s)", flush=True)  # fmt: skip
-        rows.append(bound_row(env_id, range(EVAL_SEED, EVAL_SEED + args.solver_deals)))
+    agents: list[tuple[Any, range, dict[str, Any]]] = [
+        (RandomAgent(seed=0), seeds, {}),
+        (GreedyAgent(env_id), seeds, {}),
+    ]
+    if args.planner_deals:
+        planner = PlannerAgent(env_id, samples=args.planner_samples, seed=0)
+        agents.append((planner, range(EVAL_SEED, EVAL_SEED + args.planner_deals), {}))
+    for algo in ("ppo", "maskable_ppo"):
+        for seed, path in model_paths(env_id, algo, args.models):
+            agents.append((SB3Agent.load(path, algo), seeds, {"algo": algo, "train_seed": seed}))
+    for agent, agent_seeds, extra in agents:
+        summary, _ = evaluate(env_id, agent, agent_seeds, progress=not args.no_progress)
+        rows.append({**summary.as_dict(), **extra})
+        print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
+              f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} "
+              f"({summary.seconds:.1f}s)", flush=True)  # fmt: skip
+    rows.append(bound_row(env_id, range(EVAL_SEED, EVAL_SEED + args.solver_deals)))
+    return rows
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    env_ids = args.env or list(quadrat_env.ENV_IDS)
+    if args.jobs > 1:  # one process per env; the rows keep the env order
+        from concurrent.futures import ProcessPoolExecutor
+
+        args.no_progress = True  # bars from several processes would garble the terminal
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            per_env = list(pool.map(run_env, env_ids, [args] * len(env_ids)))
+    else:
+        per_env = [run_env(env_id, args) for env_id in env_ids]
+    rows = [row for env_rows in per_env for row in env_rows]
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
             "rows": rows, "learned": learned_summary(rows)}  # fmt: skip
@@ -158,13 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--env", action="append", choices=quadrat_env.ENV_IDS, help="only these env IDs")
     p.add_argument("--models", type=Path, default=MODELS)
     p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--jobs", type=int, default=1, help="envs evaluated in parallel processes")
     p.add_argument("--update-readme", action="store_true")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     args.solver_deals = args.solver_deals or args.deals
-    if min(args.deals, args.solver_deals, args.planner_samples) < 1 or args.planner_deals < 0:
-        p.error("--deals, --solver-deals and --planner-samples must be >= 1, --planner-deals >= 0")
+    if min(args.deals, args.solver_deals, args.planner_samples, args.jobs) < 1 or args.planner_deals < 0:
+        p.error("--deals, --solver-deals, --planner-samples and --jobs must be >= 1, --planner-deals >= 0")
     if not args.models.is_dir():
         p.error(f"--models {args.models} is not a folder")
     start = time.perf_counter()
