@@ -31,34 +31,40 @@ def win_rates(result: dict[str, Any], path: Path) -> None:
 
 
 def learning_curves(monitor_root: Path, path: Path, window: int = 2000) -> None:
-    """Rolling win rate (an episode is won when its return reached 1) against training steps."""
+    """Rolling win rate against training steps, one panel per game, from the Monitor logs."""
     runs = sorted(p for p in monitor_root.glob("*") if p.is_dir()) if monitor_root.is_dir() else []
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for run in runs:
-        lengths, wins = [], []
-        for csv in sorted(run.glob("*.monitor.csv")):
-            data = np.genfromtxt(csv, delimiter=",", skip_header=1, names=True, ndmin=1, dtype=None,
-                                 encoding="utf-8")  # fmt: skip
-            if data.size:
-                order = np.argsort(data["t"])  # by wall time, as the envs ran side by side
-                lengths.append(data["l"][order])
-                # the "won" column (info_keywords); older logs: a return of 1 or more means won
-                if "won" in data.dtype.names:
-                    wins.append(data["won"][order].astype(str) == "True")
-                else:
-                    wins.append(data["r"][order] >= 1.0)
-        if not lengths:
-            continue
-        steps = np.cumsum(np.concatenate(lengths))
-        won = np.concatenate(wins).astype(float)
-        k = min(window, len(won))
-        rolling = np.convolve(won, np.ones(k) / k, mode="valid") * 100
-        ax.plot(steps[k - 1 :], rolling, label=run.name, lw=1.2)
-    ax.set_xlabel("training steps (approx., all envs)")
-    ax.set_ylabel(f"win rate, %, rolling {window} episodes")
-    ax.set_title("Learning curves of the committed models (Monitor logs)")
-    if runs:
-        ax.legend(fontsize=7, ncol=2)
+    games = sorted({run.name.split("-")[0] for run in runs}) or ["(no runs)"]
+    fig, axes = plt.subplots(1, len(games), figsize=(4.5 * len(games), 3.8), squeeze=False)
+    for ax, game in zip(axes[0], games, strict=True):
+        for run in (r for r in runs if r.name.split("-")[0] == game):
+            steps, won = _episodes(run)
+            if not len(won):
+                continue
+            k = max(1, min(window, len(won) // 10))  # short runs get a shorter window
+            rolling = np.convolve(won, np.ones(k) / k, mode="valid") * 100
+            ax.plot(steps[k - 1 :], rolling, label=f"{run.name.split('-', 1)[1]} (window {k})", lw=1.2)
+        ax.set_title(game)
+        ax.set_xlabel("training steps")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("win rate, % (rolling)")
+    fig.suptitle("Learning curves of the committed models (Monitor logs)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _episodes(run: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative steps and won flags of all episodes of a run, in the order they ended."""
+    rows = []
+    for csv in sorted(run.glob("*.monitor.csv*")):  # plain or gzipped
+        data = np.genfromtxt(csv, delimiter=",", skip_header=1, names=True, ndmin=1, dtype=None,
+                             encoding="utf-8")  # fmt: skip
+        if data.size:
+            # the "won" column (info_keywords); older logs: a return of 1 or more means won
+            won = data["won"].astype(str) == "True" if "won" in data.dtype.names else data["r"] >= 1.0
+            rows += zip(data["t"], data["l"], won, strict=True)
+    rows.sort()  # by wall time: the envs ran side by side
+    if not rows:
+        return np.zeros(0), np.zeros(0)
+    _, lengths, won = map(np.array, zip(*rows, strict=True))
+    return np.cumsum(lengths), won.astype(float)

@@ -10,6 +10,7 @@ config and summary go to ``configs/``.
 from __future__ import annotations
 
 import argparse
+import gzip
 import shutil
 import sys
 from pathlib import Path
@@ -38,8 +39,16 @@ def publish(run: Path, models: Path = MODELS) -> Path:
         if (run / extra).is_file():
             shutil.copy(run / extra, models / "configs" / f"{stem}-seed{seed}-{extra}")
     if seed == 0 and (run / "monitor").is_dir():
-        shutil.copytree(run / "monitor", models / "monitor" / stem, dirs_exist_ok=True)
+        gzip_monitor_logs(run / "monitor", models / "monitor" / stem)
     return target
+
+
+def gzip_monitor_logs(source: Path, target: Path) -> None:
+    """Monitor CSVs, gzipped (numpy and the plots read them as they are)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for csv in sorted(source.glob("*.monitor.csv")):
+        with csv.open("rb") as src, gzip.GzipFile(target / f"{csv.name}.gz", "wb", mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
 
 
 def main(argv: list[str] | None = None) -> int:
