@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 benchmark: setup
-	$(PY) -m experiments.benchmark
+	$(PY) -m experiments.benchmark --jobs 2
 
 demo: setup
 	$(PY) -m experiments.demo

@@ -22,7 +22,7 @@ import quadrat_env
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
-RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy")
+RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init")
 
 
 def env_name(env_id: str) -> str:
@@ -48,6 +48,10 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
         hp["n_timesteps"] = args.timesteps
     if args.n_envs is not None:
         hp["n_envs"] = args.n_envs
+    if args.init is not None:
+        if not args.init.is_file():
+            raise ValueError(f"--init {args.init}: no such model file")
+        hp["init"] = str(args.init)
     return {"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp}
 
 
@@ -66,8 +70,13 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
                         monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
     algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
+    init = cls.load(config["init"], device="cpu") if config.get("init") else None
+    if init is not None:  # continue from a saved model: its network shape, then its weights
+        algo_kwargs["policy_kwargs"] = init.policy_kwargs
     model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",
                 tensorboard_log=str(run_dir / "tb"), verbose=0, **algo_kwargs)  # fmt: skip
+    if init is not None:
+        model.policy.load_state_dict(init.policy.state_dict())
     start = time.perf_counter()
     model.learn(total_timesteps=config["n_timesteps"], progress_bar=progress)
     seconds = time.perf_counter() - start
@@ -87,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
     p.add_argument("--hyperparams", type=Path, help="YAML file (default: experiments/hyperparams/ALGO.yml)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
+    p.add_argument("--init", type=Path, help="start from this saved model's policy (fine-tuning)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     for name in ("timesteps", "n_envs"):

@@ -75,6 +75,7 @@ def test_readme_markers_are_replaced(tmp_path):
     ["--env", "CartPole-v1", "--algo", "ppo"],
     ["--env", ZU, "--algo", "ppo", "--timesteps", "0"],
     ["--env", ZU, "--algo", "ppo", "--hyperparams", "/nonexistent.yml"],
+    ["--env", ZU, "--algo", "ppo", "--init", "/nonexistent.zip"],
 ])  # fmt: skip
 def test_train_rejects_bad_arguments(argv, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -113,3 +114,14 @@ def test_training_is_reproducible_from_config_and_seed(tmp_path, algo):
         model = (MaskablePPO if algo == "maskable_ppo" else PPO).load(path, device="cpu")
         params.append(model.policy.state_dict())
     assert all(torch.equal(params[0][k], params[1][k]) for k in params[0])
+
+
+def test_fine_tuning_starts_from_the_given_model(models, tmp_path):
+    init = models / "Zudecken-maskable_ppo.zip"
+    train.main(["--env", ZU, "--algo", "maskable_ppo", "--timesteps", "64", "--n-envs", "1",
+                "--init", str(init), "--out", str(tmp_path), "--no-progress"])  # fmt: skip
+    folder = tmp_path / "maskable_ppo" / "Zudecken-seed0"
+    assert yaml.safe_load((folder / "config.yml").read_text())["init"] == str(init)
+    assert SB3Agent.load(folder / "model.zip", "maskable_ppo").model.policy_kwargs == (
+        SB3Agent.load(init, "maskable_ppo").model.policy_kwargs
+    )
