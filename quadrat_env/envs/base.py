@@ -110,7 +110,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             self._mask[:] = 0
             return self._obs.copy(), 0.0, True, False, self._info()
         before = self.game.cards_left(self.state)
-        self.state = self.game.play(self.state, a)
+        self.state = self.game.play_unchecked(self.state, a)  # the mask already said it is legal
         legal = self.game.legal_moves(self.state)
         self._over = not legal
         self._update(legal, dead_start=False)

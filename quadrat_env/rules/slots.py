@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 from quadrat_env.cards import check_pack, format_cards
@@ -73,20 +74,15 @@ class SlotGame:
         return a // 13 == b // 13 or (self.match_rank and a % 13 == b % 13)
 
     def legal_moves(self, state: SlotState) -> tuple[int, ...]:
-        # adj[i]: bitmask of the other slots whose card matches slot i's card. A group is legal
-        # when every slot in it matches another slot of the group (empty slots match nothing).
+        # Which of the six slot pairs match decides every group: look the answer up by that
+        # 6-bit pattern (empty slots match nothing).
         slots, table = state.slots, _MATCH[self.match_rank]
-        adj = [0, 0, 0, 0]
-        for i, j in _PAIR_SLOTS:
+        pattern = 0
+        for bit, (i, j) in enumerate(_PAIR_SLOTS):
             a, b = slots[i], slots[j]
             if a != EMPTY and b != EMPTY and table[a][b]:
-                adj[i] |= 1 << j
-                adj[j] |= 1 << i
-        return tuple(
-            m
-            for m, (group, bits) in enumerate(_GROUP_BITS[: self._group_limit])
-            if all(adj[i] & bits for i in group)
-        )
+                pattern |= 1 << bit
+        return _legal_by_pattern(self._group_limit)[pattern]
 
     def play(self, state: SlotState, move: int) -> SlotState:
         if move not in self.legal_moves(state):
@@ -127,6 +123,24 @@ class SlotGame:
 
     def unseen(self, state: SlotState) -> frozenset[int]:
         return frozenset(state.deck[state.next :])
+
+
+@cache
+def _legal_by_pattern(limit: int) -> tuple[tuple[int, ...], ...]:
+    """For each 6-bit pattern of matching slot pairs: the legal moves among ``GROUPS[:limit]``.
+
+    A group is legal when every slot in it matches another slot of the group.
+    """
+    out = []
+    for pattern in range(64):
+        adj = [0, 0, 0, 0]  # adj[i]: bitmask of the slots matching slot i
+        for bit, (i, j) in enumerate(_PAIR_SLOTS):
+            if pattern >> bit & 1:
+                adj[i] |= 1 << j
+                adj[j] |= 1 << i
+        out.append(tuple(m for m, (group, bits) in enumerate(_GROUP_BITS[:limit])
+                         if all(adj[i] & bits for i in group)))  # fmt: skip
+    return tuple(out)
 
 
 def quadrat(pack_size: int = 32) -> SlotGame:
