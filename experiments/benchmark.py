@@ -57,41 +57,50 @@ def bound_row(env_id: str, seeds: range) -> dict[str, Any]:
             "illegal_rate": 0.0, "seconds": time.perf_counter() - start}  # fmt: skip
 
 
-def run_env(env_id: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Every agent on one env: random, greedy, planner, the saved models, then the solver bound."""
-    rows: list[dict[str, Any]] = []
-    seeds = range(EVAL_SEED, EVAL_SEED + args.deals)
-    agents: list[tuple[Any, range, dict[str, Any]]] = [
-        (RandomAgent(seed=0), seeds, {}),
-        (GreedyAgent(env_id), seeds, {}),
-    ]
+def tasks(env_id: str, args: argparse.Namespace) -> list[tuple[Any, ...]]:
+    """One task per agent on ``env_id``, in the order the table lists them."""
+    out: list[tuple[Any, ...]] = [(env_id, "random"), (env_id, "greedy")]
     if args.planner_deals:
-        planner = PlannerAgent(env_id, samples=args.planner_samples, seed=0)
-        agents.append((planner, range(EVAL_SEED, EVAL_SEED + args.planner_deals), {}))
+        out.append((env_id, "planner"))
     for algo in ("ppo", "maskable_ppo"):
-        for seed, path in model_paths(env_id, algo, args.models):
-            agents.append((SB3Agent.load(path, algo), seeds, {"algo": algo, "train_seed": seed}))
-    for agent, agent_seeds, extra in agents:
-        summary, _ = evaluate(env_id, agent, agent_seeds, progress=not args.no_progress)
-        rows.append({**summary.as_dict(), **extra})
-        print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
-              f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} "
-              f"({summary.seconds:.1f}s)", flush=True)  # fmt: skip
-    rows.append(bound_row(env_id, range(EVAL_SEED, EVAL_SEED + args.solver_deals)))
-    return rows
+        out += [(env_id, algo, seed, str(path)) for seed, path in model_paths(env_id, algo, args.models)]
+    return [*out, (env_id, "solver")]
+
+
+def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
+    """Evaluate one agent on one env over the held-out deals (runs in a worker with --jobs)."""
+    env_id, kind = task[0], task[1]
+    if kind == "solver":
+        return bound_row(env_id, range(EVAL_SEED, EVAL_SEED + args.solver_deals))
+    deals, extra = args.deals, {}
+    if kind == "random":
+        agent: Any = RandomAgent(seed=0)
+    elif kind == "greedy":
+        agent = GreedyAgent(env_id)
+    elif kind == "planner":
+        agent, deals = PlannerAgent(env_id, samples=args.planner_samples, seed=0), args.planner_deals
+    else:
+        agent, extra = SB3Agent.load(task[3], kind), {"algo": kind, "train_seed": task[2]}
+    # 128 deals side by side: the networks predict on big batches
+    summary, _ = evaluate(env_id, agent, range(EVAL_SEED, EVAL_SEED + deals),
+                          progress=not args.no_progress, n_envs=128)  # fmt: skip
+    print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
+          f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} ({summary.seconds:.1f}s)",
+          flush=True)  # fmt: skip
+    return {**summary.as_dict(), **extra}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    env_ids = args.env or list(quadrat_env.ENV_IDS)
-    if args.jobs > 1:  # one process per env; the rows keep the env order
+    todo = [t for env_id in args.env or quadrat_env.ENV_IDS for t in tasks(env_id, args)]
+    if args.jobs > 1:  # tasks in parallel processes; the rows keep the table's order
         from concurrent.futures import ProcessPoolExecutor
 
         args.no_progress = True  # bars from several processes would garble the terminal
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            per_env = list(pool.map(run_env, env_ids, [args] * len(env_ids)))
+            # the last env's agents (Quadrille: the longest episodes) go first, for an even load
+            rows = list(pool.map(run_task, todo[::-1], [args] * len(todo)))[::-1]
     else:
-        per_env = [run_env(env_id, args) for env_id in env_ids]
-    rows = [row for env_rows in per_env for row in env_rows]
+        rows = [run_task(t, args) for t in todo]
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
             "rows": rows, "learned": learned_summary(rows)}  # fmt: skip
