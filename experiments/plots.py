@@ -45,7 +45,8 @@ def learning_curves(monitor_root: Path, path: Path, window: int = 2000) -> None:
             ax.plot(steps[k - 1 :], rolling, label=f"{run.name.split('-', 1)[1]} (window {k})", lw=1.2)
         ax.set_title(game)
         ax.set_xlabel("training steps")
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
     axes[0][0].set_ylabel("win rate, % (rolling)")
     fig.suptitle("Learning curves of the committed models (Monitor logs)")
     fig.tight_layout()
