@@ -45,7 +45,7 @@ class QuadratEnv(PatienceEnv):
     ## Observation Space
     `Box(0, 1, (5P + 5,), float32)` with `P` the pack size (shape 165 for 32 cards, 265 for 52).
     Cards are indexed by their position `k` in the pack (`SlotLayout.index`; the Skat pack in the
-    order 7 8 9 T J Q K A of clubs, then diamonds, hearts, spades).
+    order A 7 8 9 T J Q K of clubs, then diamonds, hearts, spades).
 
     | indices          | meaning                                                        |
     |------------------|----------------------------------------------------------------|
