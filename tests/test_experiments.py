@@ -125,3 +125,16 @@ def test_fine_tuning_starts_from_the_given_model(models, tmp_path):
     assert SB3Agent.load(folder / "model.zip", "maskable_ppo").model.policy_kwargs == (
         SB3Agent.load(init, "maskable_ppo").model.policy_kwargs
     )
+
+
+def test_demo_and_planner_curve_commands(tmp_path, capsys):
+    from experiments import demo, planner_curve
+
+    assert demo.main(["--deals", "3", "--show", "1", "--env", ZU, "--no-progress",
+                      "--json", str(tmp_path / "demo.json")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "| quadrat_env/Zudecken-v0 | greedy | 3 |" in out and "cards left" in out
+    assert len(json.loads((tmp_path / "demo.json").read_text())) == 2
+    assert planner_curve.main(["--deals", "2", "--samples", "1", "2", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "planner_curve.json").read_text())
+    assert [r["samples"] for r in rows] == [1, 2] and all(r["episodes"] == 2 for r in rows)
