@@ -49,7 +49,8 @@ def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     p = wins / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # rounding can put a bound a hair past p (at 0 or n wins); the interval must contain p
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def play_episode(env: gym.Env, agent: Agent, seed: int) -> Episode:

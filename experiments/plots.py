@@ -20,6 +20,7 @@ def win_rates(result: dict[str, Any], path: Path) -> None:
         labels = [r["agent"] + (f" s{r['train_seed']}" if "train_seed" in r else "") for r in rows]
         rates = np.array([r["win_rate"] for r in rows]) * 100
         err = np.array([[r["win_rate"] - r["ci_low"], r["ci_high"] - r["win_rate"]] for r in rows]).T * 100
+        err = np.clip(err, 0.0, None)  # matplotlib refuses negative error bars
         ax.barh(range(len(rows)), rates, xerr=err, color="tab:green", ecolor="black", capsize=3)
         ax.set_yticks(range(len(rows)), labels, fontsize=8)
         ax.invert_yaxis()

@@ -73,5 +73,9 @@ def test_wilson_interval():
     low, high = wilson(50, 100)
     assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
     assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == pytest.approx(1.0)
+    for n in (1, 7, 100, 1000, 10000, 12345):  # the interval always contains the rate itself
+        for wins in (0, 1, n // 2, n - 1, n):
+            low, high = wilson(wins, n)
+            assert 0.0 <= low <= wins / n <= high <= 1.0
     with pytest.raises(ValueError):
         wilson(0, 0)
