@@ -2,9 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
-
-from quadrat_env.cards import PACKS, format_cards, parse_deck
+from quadrat_env.cards import PACKS, parse_deck
 
 
 def deck_starting(codes: str, pack_size: int = 52) -> tuple[int, ...]:
@@ -32,11 +30,6 @@ def play_first(moves: tuple[int, ...]) -> int:
 def always_play(moves: tuple[int, ...]) -> int:
     """Quadrille: put the discard top on a pile when it fits (highest number), else deal."""
     return moves[-1]
-
-
-@pytest.fixture
-def codes():
-    return format_cards
 
 
 def pytest_addoption(parser):

@@ -109,13 +109,14 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             self._over = True
             self._mask[:] = 0
             return self._obs.copy(), 0.0, True, False, self._info()
-        before = self.game.cards_left(self.state)
+        dense = self.reward_mode == "dense"
+        before = self.game.cards_left(self.state) if dense else 0  # only dense rewards need it
         self.state = self.game.play_unchecked(self.state, a)  # the mask already said it is legal
         legal = self.game.legal_moves(self.state)
         self._over = not legal
         self._update(legal, dead_start=False)
         reward = 0.0
-        if self.reward_mode == "dense":
+        if dense:
             reward += (before - self.game.cards_left(self.state)) / self.game.pack_size
         if self._over and self.game.is_won(self.state):
             reward += 1.0

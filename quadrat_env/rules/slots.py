@@ -70,9 +70,6 @@ class SlotGame:
         check_pack(deck, self.pack_size)
         return SlotState(deck, 4, (deck[0], deck[1], deck[2], deck[3]))
 
-    def matches(self, a: int, b: int) -> bool:
-        return a // 13 == b // 13 or (self.match_rank and a % 13 == b % 13)
-
     def legal_moves(self, state: SlotState) -> tuple[int, ...]:
         # Which of the six slot pairs match decides every group: look the answer up by that
         # 6-bit pattern (empty slots match nothing).
