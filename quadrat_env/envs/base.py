@@ -17,6 +17,7 @@ from quadrat_env.cards import PACKS, card_code, parse_deck
 from quadrat_env.rules.base import Game, IllegalMove
 
 REWARD_MODES = ("sparse", "dense")
+_INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64})
 ILLEGAL_MODES = ("penalize", "raise")
 RESET_OPTIONS = ("deck",)
 
@@ -54,7 +55,10 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self.state: Any = None
         self._window: Any = None  # the pygame window of render_mode="human", opened on first use
         self._dealt: tuple[int, ...] = ()
-        self._mask = np.zeros(self.action_space.n, dtype=np.int8)
+        self._n_actions = int(self.action_space.n)
+        # Masks are shared read-only arrays, one per set of legal moves (never written in place).
+        self._masks: dict[tuple[int, ...], np.ndarray] = {}
+        self._mask = self._mask_of(())
         self._obs = np.zeros(obs_size, dtype=np.float32)
         self._over = False
 
@@ -68,6 +72,10 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
     def _render_rgb(self, state: Any) -> np.ndarray:
         raise NotImplementedError
 
+    def _observe_move(self, before: Any, after: Any) -> np.ndarray:
+        """The observation after a move from ``before``; a subclass may update it in place."""
+        return self._observe(after)
+
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
@@ -76,17 +84,24 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         deck = self._deck_from_options(options)
         super().reset(seed=seed)
         if deck is None:
-            deck = tuple(int(c) for c in self.np_random.permutation(PACKS[self.game.pack_size]))
+            deck = tuple(self.np_random.permutation(PACKS[self.game.pack_size]).tolist())
         self.state = self.game.start(deck)
         self._dealt = deck
         self._over = False
-        self._update(self.game.legal_moves(self.state), dead_start=True)
+        self._obs = self._observe(self.state)
+        self._set_mask(self.game.legal_moves(self.state), dead_start=True)
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        if not self.action_space.contains(action):
+        # Plain ints and numpy integers in range take the fast path; anything else goes through
+        # the space's own check (and its error message below).
+        if type(action) in _INT_TYPES and 0 <= action < self._n_actions:
+            a = int(action)
+        elif self.action_space.contains(action):
+            a = int(action)
+        else:
             raise ValueError(
                 f"action {action!r} is outside the action space {self.action_space} "
                 f"(expected an integer 0..{self.action_space.n - 1})"
@@ -95,7 +110,6 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             raise RuntimeError("step() called before reset(); call reset() first")
         if self._over:
             raise RuntimeError("step() called after the episode ended; call reset() first")
-        a = int(action)
         if not self._mask[a]:
             if self.illegal_action == "raise":
                 raise IllegalMove(
@@ -107,17 +121,19 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             return self._obs.copy(), -self.illegal_penalty, False, False, info
         if a == self.end_action:
             self._over = True
-            self._mask[:] = 0
+            self._mask = self._mask_of(())
             return self._obs.copy(), 0.0, True, False, self._info()
         dense = self.reward_mode == "dense"
-        before = self.game.cards_left(self.state) if dense else 0  # only dense rewards need it
-        self.state = self.game.play_unchecked(self.state, a)  # the mask already said it is legal
+        cards_before = self.game.cards_left(self.state) if dense else 0  # only dense rewards need it
+        before = self.state
+        self.state = self.game.play_unchecked(before, a)  # the mask already said it is legal
         legal = self.game.legal_moves(self.state)
         self._over = not legal
-        self._update(legal, dead_start=False)
+        self._obs = self._observe_move(before, self.state)
+        self._set_mask(legal, dead_start=False)
         reward = 0.0
         if dense:
-            reward += (before - self.game.cards_left(self.state)) / self.game.pack_size
+            reward += (cards_before - self.game.cards_left(self.state)) / self.game.pack_size
         if self._over and self.game.is_won(self.state):
             reward += 1.0
         if self.render_mode == "human":
@@ -160,14 +176,21 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         """The current deal as card codes, for ``reset(options={"deck": env.deck})`` replays."""
         return tuple(card_code(c) for c in self._dealt)
 
-    def _update(self, legal: tuple[int, ...], dead_start: bool) -> None:
-        self._mask[:] = 0
-        self._mask[list(legal)] = 1
+    def _set_mask(self, legal: tuple[int, ...], dead_start: bool) -> None:
         if dead_start and not legal:
             if self.end_action is None:  # no game without an end action can open with no move
                 raise AssertionError(f"{self.game.name} dealt a start with no legal move")
-            self._mask[self.end_action] = 1
-        self._obs = self._observe(self.state)
+            legal = (self.end_action,)
+        self._mask = self._mask_of(legal)
+
+    def _mask_of(self, legal: tuple[int, ...]) -> np.ndarray:
+        mask = self._masks.get(legal)
+        if mask is None:
+            mask = np.zeros(self._n_actions, dtype=np.int8)
+            mask[list(legal)] = 1
+            mask.flags.writeable = False
+            self._masks[legal] = mask
+        return mask
 
     def _info(self) -> dict[str, Any]:
         # Every key is always present (Monitor's info_keywords and vector envs want fixed keys);

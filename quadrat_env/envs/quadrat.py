@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from quadrat_env.envs.base import PatienceEnv
-from quadrat_env.envs.slots import SlotLayout, render_slots
+from quadrat_env.envs.slots import SlotEncoder, SlotLayout, render_slots
 from quadrat_env.rules.slots import SlotState, quadrat
 
 #: Action numbers: lay off the pair of slots ``PAIRS[a]``; ``END`` ends a deal with no pair.
@@ -84,10 +84,14 @@ class QuadratEnv(PatienceEnv):
         if n_cards not in LAYOUTS:
             raise ValueError(f"n_cards must be 32 or 52, got {n_cards!r}")
         self.layout = LAYOUTS[n_cards]
+        self._encoder = SlotEncoder(self.layout)
         super().__init__(quadrat(n_cards), self.layout.size, **kwargs)
 
     def _observe(self, state: SlotState) -> np.ndarray:
-        return self.layout.encode(state)
+        return self._encoder.reset(state)
+
+    def _observe_move(self, before: SlotState, after: SlotState) -> np.ndarray:
+        return self._encoder.advance(before, after)
 
     def _render_text(self, state: SlotState) -> str:
         return render_slots(self.game.name, state, rows=2)

@@ -79,6 +79,50 @@ class SlotLayout:
         return obs
 
 
+class SlotEncoder:
+    """One env's observation, kept up to date move by move: the numbers of :meth:`SlotLayout.encode`
+    without re-encoding the whole table each step (a move changes at most four slots)."""
+
+    def __init__(self, layout: SlotLayout) -> None:
+        self.layout = layout
+        self.index: list[int] = layout.index.tolist()
+        self.obs = np.zeros(layout.size, dtype=np.float32)
+        self.suits = [0] * 4  # unseen cards per suit
+        self.ranks = [0] * 13  # unseen cards per rank
+
+    def reset(self, state: SlotState) -> np.ndarray:
+        self.obs = self.layout.encode(state)
+        self.suits, self.ranks = [0] * 4, [0] * 13
+        for c in state.deck[state.next :]:
+            self.suits[c // 13] += 1
+            self.ranks[c % 13] += 1
+        return self.obs
+
+    def advance(self, before: SlotState, after: SlotState) -> np.ndarray:
+        obs, index, suits, ranks = self.obs, self.index, self.suits, self.ranks
+        p = self.layout.pack_size
+        unseen = p * 4
+        for i in range(4):
+            old, new = before.slots[i], after.slots[i]
+            if old == new:
+                continue
+            if old != EMPTY:
+                obs[i * p + index[old]] = 0.0
+            if new != EMPTY:
+                obs[i * p + index[new]] = 1.0
+                obs[unseen + index[new]] = 0.0
+                suits[new // 13] -= 1
+                ranks[new % 13] -= 1
+        # The stock size and the per-slot match counts in one write.
+        values = [(len(after.deck) - after.next) / (p - 4)]
+        per_suit = p // 4 - 1
+        values += [0.0 if c == EMPTY else suits[c // 13] / per_suit for c in after.slots]
+        if self.layout.rank_features:
+            values += [0.0 if c == EMPTY else ranks[c % 13] / 3 for c in after.slots]
+        obs[self.layout.stock : self.layout.size] = values
+        return obs
+
+
 def render_slots(name: str, state: SlotState, rows: int) -> str:
     """The upcards in ``rows`` rows (Quadrat 2x2, Zudecken 1x4), slot numbers before each card."""
     cells = [f"{i}:{card_symbol(c) if c != EMPTY else '··'}" for i, c in enumerate(state.slots)]

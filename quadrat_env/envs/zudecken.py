@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from quadrat_env.envs.base import PatienceEnv
-from quadrat_env.envs.slots import SlotLayout, render_slots
+from quadrat_env.envs.slots import SlotEncoder, SlotLayout, render_slots
 from quadrat_env.rules.slots import GROUPS, SlotState, zudecken
 
 #: Action number -> the slots it covers (``GROUPS[a]``); ``END`` ends a deal with no group.
@@ -81,10 +81,14 @@ class ZudeckenEnv(PatienceEnv):
 
     def __init__(self, win: str = "cleared", cover: str = "groups", **kwargs: Any) -> None:
         self.layout = LAYOUT
+        self._encoder = SlotEncoder(LAYOUT)
         super().__init__(zudecken(win=win, cover=cover), LAYOUT.size, **kwargs)
 
     def _observe(self, state: SlotState) -> np.ndarray:
-        return LAYOUT.encode(state)
+        return self._encoder.reset(state)
+
+    def _observe_move(self, before: SlotState, after: SlotState) -> np.ndarray:
+        return self._encoder.advance(before, after)
 
     def _render_text(self, state: SlotState) -> str:
         return render_slots(self.game.name, state, rows=1)

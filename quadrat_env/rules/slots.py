@@ -35,11 +35,16 @@ GROUPS: tuple[tuple[int, ...], ...] = (
 NUM_PAIRS = 6
 _PAIR_SLOTS = GROUPS[:NUM_PAIRS]
 _GROUP_BITS = tuple((g, sum(1 << i for i in g)) for g in GROUPS)
-#: _MATCH[match_rank][a][b]: whether cards a and b match (same suit, or also same rank).
+#: _MATCH[match_rank][a][b]: 1 if cards a and b match (same suit, or also same rank), else 0.
+#: Index 52 (reached as -1, i.e. ``EMPTY``) is an empty slot, which matches nothing.
 _MATCH = tuple(
-    tuple(tuple(a // 13 == b // 13 or (by_rank and a % 13 == b % 13) for b in range(52)) for a in range(52))
+    tuple(
+        tuple(int(a < 52 and b < 52 and (a // 13 == b // 13 or (by_rank and a % 13 == b % 13)))
+              for b in range(53))
+        for a in range(53)
+    )
     for by_rank in (False, True)
-)
+)  # fmt: skip
 
 
 class SlotState(NamedTuple):
@@ -73,12 +78,11 @@ class SlotGame:
     def legal_moves(self, state: SlotState) -> tuple[int, ...]:
         # Which of the six slot pairs match decides every group: look the answer up by that
         # 6-bit pattern (empty slots match nothing).
-        slots, table = state.slots, _MATCH[self.match_rank]
-        pattern = 0
-        for bit, (i, j) in enumerate(_PAIR_SLOTS):
-            a, b = slots[i], slots[j]
-            if a != EMPTY and b != EMPTY and table[a][b]:
-                pattern |= 1 << bit
+        # Unrolled over the pairs of _PAIR_SLOTS (bit k = pair k): this is the hot path of search.
+        a, b, c, d = state.slots
+        t = _MATCH[self.match_rank]
+        ta, tb, tc = t[a], t[b], t[c]
+        pattern = ta[b] | ta[c] << 1 | ta[d] << 2 | tb[c] << 3 | tb[d] << 4 | tc[d] << 5
         return _legal_by_pattern(self._group_limit)[pattern]
 
     def play(self, state: SlotState, move: int) -> SlotState:
@@ -116,7 +120,7 @@ class SlotGame:
         return not self.win_needs_clear or all(c == EMPTY for c in state.slots)
 
     def cards_left(self, state: SlotState) -> int:
-        return state.stock_size + sum(c != EMPTY for c in state.slots)
+        return len(state.deck) - state.next + 4 - state.slots.count(EMPTY)
 
     def unseen(self, state: SlotState) -> frozenset[int]:
         return frozenset(state.deck[state.next :])
