@@ -1,0 +1,314 @@
+"""The batched adapter shared by every game: N deals stepped at once on numpy arrays.
+
+A game's batched env subclasses :class:`PatienceVectorEnv` and supplies the state arrays and four
+array functions (deal, legal moves, play, encode); seeding, autoreset, rewards, masks, infos and
+every input check are common, and mirror :class:`~quadrat_env.envs.base.PatienceEnv` exactly:
+env ``i`` of a batch behaves step for step like a single env wrapped by ``gym.make`` (with its
+``TimeLimit``) inside :class:`gymnasium.vector.SyncVectorEnv`. The tests check that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from quadrat_env.cards import PACKS, parse_deck
+from quadrat_env.envs.base import PatienceEnv
+from quadrat_env.rules.base import IllegalMove
+
+RESET_OPTIONS = ("deck", "decks", "reset_mask")
+#: Env indices: an int array, or ``ALL`` (a slice: a view of every env, no gather).
+Rows = np.ndarray | slice
+ALL = slice(None)
+#: Decks each env draws ahead from its generator at once (see ``_shuffled``).
+QUEUE = 16
+INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
+
+
+class PatienceVectorEnv(VectorEnv):
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+    #: The single-env class whose rules, spaces, checks and pictures this batch shares.
+    single_env_class: ClassVar[type[PatienceEnv]]
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        *,
+        max_episode_steps: int | None = None,
+        copy: bool = True,
+        render_mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
+        if max_episode_steps is not None and (
+            isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1
+        ):
+            raise ValueError(f"max_episode_steps must be None or a whole number >= 1, got {max_episode_steps!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(
+                f"render_mode must be one of {[None, *self.metadata['render_modes']]} for a batched env "
+                f"(a window per deal is not offered), got {render_mode!r}"
+            )
+        # The single env checks every other keyword and holds the rules, spaces and pictures.
+        self.single = self.single_env_class(render_mode=render_mode, **kwargs)
+        self.game = self.single.game
+        self.num_envs = int(num_envs)
+        self.render_mode = render_mode
+        self.max_episode_steps = max_episode_steps
+        self.copy = copy
+        self.single_observation_space = self.single.observation_space
+        self.single_action_space = self.single.action_space
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.pack = np.array(PACKS[self.game.pack_size], dtype=np.int64)
+        self.n_actions = int(self.single_action_space.n)
+        self.end_action = self.single.end_action
+        n, p = self.num_envs, self.game.pack_size
+        self.decks = np.zeros((n, p), dtype=np.int64)  # the deal of each env, index 0 dealt first
+        self.obs = np.zeros((n, self.single_observation_space.shape[0]), dtype=np.float32)
+        self.masks = np.zeros((n, self.n_actions), dtype=np.int8)
+        self.elapsed = np.zeros(n, dtype=np.int64)
+        self.autoreset = np.zeros(n, dtype=bool)
+        self.rngs: list[np.random.Generator | None] = [None] * n
+        self.queue = np.zeros((n, QUEUE, p), dtype=np.int64)  # each env's next decks
+        self.queue_pos = np.full(n, QUEUE, dtype=np.int64)
+        self._packs = np.tile(self.pack, (QUEUE, 1))
+        self._started = False
+        self._alloc(n)
+
+    # -- what a subclass supplies (``rows`` is an int array of env indices) --------------------
+    def _alloc(self, n: int) -> None:
+        raise NotImplementedError
+
+    def _deal(self, rows: np.ndarray) -> None:
+        """Start the deals ``self.decks[rows]`` and write their full observations."""
+        raise NotImplementedError
+
+    def _legal(self, rows: Rows) -> np.ndarray:
+        """Legal-move masks (len(rows), n_actions) int8, without the dead-start end action."""
+        raise NotImplementedError
+
+    def _play(self, active: np.ndarray, actions: np.ndarray) -> None:
+        """Play ``actions[i]`` in every env with ``active[i]`` (legal moves, never the end action)
+        and bring those observations up to date; the other envs must not change."""
+        raise NotImplementedError
+
+    def _cards_left(self, rows: Rows) -> np.ndarray:
+        raise NotImplementedError
+
+    def _won(self, rows: np.ndarray) -> np.ndarray:
+        """Whether the deals ``rows``, which have no legal move left, are won."""
+        raise NotImplementedError
+
+    def state(self, i: int) -> Any:
+        """The rules' state of env ``i`` (as the single env's ``env.state``)."""
+        raise NotImplementedError
+
+    # -- Gymnasium API ---------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: Mapping[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Deal every env (or those in ``options["reset_mask"]``); env ``i`` gets ``seed + i``.
+
+        ``options``: ``"deck"`` (one deck for every env reset), ``"decks"`` (one deck or None per
+        env), ``"reset_mask"`` (bool array of shape (num_envs,)). Bad input raises and changes nothing.
+        """
+        seeds = self._seeds(seed)
+        rows, given = self._reset_options(options)
+        for i in rows:
+            if seeds[i] is not None or self.rngs[i] is None:
+                self.rngs[i] = seeding.np_random(seeds[i])[0]
+                self.queue_pos[i] = QUEUE  # decks drawn from the old generator are dropped
+        decks = self._shuffled(rows, given)
+        self._started = True
+        self._restart(rows, decks)
+        return self._out(self.obs), self._infos(rows, np.zeros(self.num_envs, dtype=bool),
+                                                np.zeros(self.num_envs, dtype=bool))  # fmt: skip
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        acts = self._check_actions(actions)
+        if not self._started:
+            raise RuntimeError("step() called before reset(); call reset() first")
+        n = self.num_envs
+        restart = self.autoreset.copy()  # NEXT_STEP autoreset: these envs ignore their action
+        live = ~restart
+        legal = self.masks[np.arange(n), acts] == 1
+        illegal = live & ~legal
+        if illegal.any() and self.single.illegal_action == "raise":
+            bad = np.flatnonzero(illegal)[:5].tolist()
+            raise IllegalMove(f"{self.game.name}: actions not legal now in env(s) {bad}: "
+                              f"{acts[bad].tolist()}; nothing was stepped")  # fmt: skip
+        rewards = np.zeros(n, dtype=np.float64)
+        rewards[illegal] = -self.single.illegal_penalty
+        terminated = np.zeros(n, dtype=bool)
+        won = np.zeros(n, dtype=bool)
+        play = live & legal
+        ends = play & (acts == self.end_action) if self.end_action is not None else np.zeros(n, bool)
+        self.masks[ends] = 0
+        terminated[ends] = True
+        active = play & ~ends
+        if active.any():
+            # Whole-batch array operations: cheaper than gathering the active rows first.
+            dense = self.single.reward_mode == "dense"
+            before = self._cards_left(ALL) if dense else None
+            self._play(active, acts)
+            masks = self._legal(ALL)
+            self.masks[active] = masks[active]
+            over = active & ~masks.any(axis=1)
+            terminated |= over
+            if dense:
+                rewards[active] += ((before - self._cards_left(ALL)) / self.game.pack_size)[active]
+            won[over] = self._won(np.flatnonzero(over))
+            rewards[won] += 1.0
+        self.elapsed[live] += 1
+        truncated = np.zeros(n, dtype=bool)
+        if self.max_episode_steps is not None:
+            truncated[live] = self.elapsed[live] >= self.max_episode_steps
+        reset_rows = np.flatnonzero(restart)
+        if len(reset_rows):
+            self._restart(reset_rows, self._shuffled(reset_rows))
+        self.autoreset = terminated | truncated
+        info = self._infos(ALL, illegal, won)
+        return self._out(self.obs), rewards, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of every env as a bool array of shape (num_envs, n_actions)."""
+        return self.masks.astype(bool)
+
+    def render(self) -> tuple[Any, ...] | None:
+        if self.render_mode is None:
+            return None
+        if not self._started:
+            raise RuntimeError("render() called before reset(); call reset() first")
+        draw = self.single._render_rgb if self.render_mode == "rgb_array" else self.single._render_text
+        return tuple(draw(self.state(i)) for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.single.close()
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _restart(self, rows: np.ndarray, decks: np.ndarray) -> None:
+        self.decks[rows] = decks
+        self.elapsed[rows] = 0
+        self.autoreset[rows] = False
+        self._deal(rows)
+        masks = self._legal(rows)
+        if self.end_action is not None:  # a deal that opens with no move offers only "end"
+            masks[~masks.any(axis=1), self.end_action] = 1
+        elif not masks.any(axis=1).all():
+            raise AssertionError(f"{self.game.name} dealt a start with no legal move")
+        self.masks[rows] = masks
+
+    def _shuffled(self, rows: np.ndarray, given: Mapping[int, tuple[int, ...]] | None = None) -> np.ndarray:
+        """New decks for ``rows``: the given ones, else the next deck each env's generator deals.
+
+        The single env's reset deals ``np_random.permutation(pack)``. ``Generator.permuted`` over
+        ``QUEUE`` copies of the pack, row by row, draws exactly the decks of ``QUEUE`` such resets
+        in turn (the equivalence tests check it), at a fraction of the cost per deck; so each env
+        keeps a queue of its next decks. (Its generator is therefore ahead of what it has dealt.)
+        """
+        given = given or {}
+        shuffle = [i for i in rows.tolist() if i not in given]
+        empty = [i for i in shuffle if self.queue_pos[i] >= QUEUE]
+        for i in empty:
+            self.queue[i] = self.rngs[i].permuted(self._packs, axis=1)  # type: ignore[union-attr]
+        self.queue_pos[empty] = 0
+        decks = np.empty((len(rows), self.game.pack_size), dtype=np.int64)
+        if len(shuffle) == len(rows):  # the usual case: no given decks
+            decks[:] = self.queue[rows, self.queue_pos[rows]]
+            self.queue_pos[rows] += 1
+            return decks
+        for j, i in enumerate(rows.tolist()):
+            if i in given:
+                decks[j] = given[i]
+            else:
+                decks[j] = self.queue[i, self.queue_pos[i]]
+                self.queue_pos[i] += 1
+        return decks
+
+    def _out(self, array: np.ndarray) -> np.ndarray:
+        return array.copy() if self.copy else array
+
+    def _infos(self, rows: Rows, illegal: np.ndarray, won: np.ndarray) -> dict[str, Any]:
+        n = self.num_envs
+        present = np.zeros(n, dtype=bool)
+        present[rows] = True
+        cards = np.zeros(n, dtype=np.int64)
+        cards[rows] = self._cards_left(rows)
+        if present.all():
+            masks = self.masks.copy()
+        else:
+            masks = np.zeros_like(self.masks)
+            masks[rows] = self.masks[rows]
+        info: dict[str, Any] = {"action_mask": masks, "cards_left": cards,
+                                "illegal_action": illegal & present, "won": won & present}  # fmt: skip
+        for key in INFO_KEYS:
+            info["_" + key] = present.copy()
+        return info
+
+    def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
+        n = self.num_envs
+        if seed is None:
+            return [None] * n
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(n)]
+        if isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == n:
+            if all(s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool)) for s in seed):
+                return [None if s is None else int(s) for s in seed]
+        raise ValueError(f"seed must be None, an int or a list of {n} ints/None, got {seed!r}")
+
+    def _reset_options(self, options: Mapping[str, Any] | None) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
+        """Rows to reset and the decks given for some of them; all checks, no change."""
+        n, p = self.num_envs, self.game.pack_size
+        options = {} if options is None else options
+        if not isinstance(options, Mapping):
+            raise ValueError(f"options must be a dict, got {type(options).__name__}")
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
+        mask = options.get("reset_mask")
+        if mask is None:
+            rows = np.arange(n)
+        else:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_ or mask.shape != (n,) or not mask.any():
+                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},) with a True, "
+                                 f"got {mask!r}")  # fmt: skip
+            rows = np.flatnonzero(mask)
+        per_env: list[Any] = [options.get("deck")] * n
+        if options.get("decks") is not None:
+            if options.get("deck") is not None:
+                raise ValueError("give options['deck'] (one for all) or options['decks'] (one per env), not both")
+            decks = options["decks"]
+            if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) != n:
+                raise ValueError(f"options['decks'] must be a list of {n} decks (or None entries)")
+            per_env = list(decks)
+        given: dict[int, tuple[int, ...]] = {}
+        for i in rows:
+            if per_env[i] is not None:
+                try:
+                    given[int(i)] = parse_deck(per_env[i], p)
+                except ValueError as err:
+                    raise ValueError(f"{self.game.name}: bad deck for env {i}: {err}") from None
+        return rows, given
+
+    def _check_actions(self, actions: Any) -> np.ndarray:
+        acts = np.asarray(actions)
+        if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
+                             f"got {type(actions).__name__} with shape {acts.shape} and dtype {acts.dtype}")  # fmt: skip
+        bad = np.flatnonzero((acts < 0) | (acts >= self.n_actions))
+        if len(bad):
+            raise ValueError(f"actions out of range 0..{self.n_actions - 1} in env(s) {bad[:5].tolist()}: "
+                             f"{acts[bad[:5]].tolist()}")  # fmt: skip
+        return acts.astype(np.int64, copy=False)
