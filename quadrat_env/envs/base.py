@@ -17,7 +17,9 @@ from quadrat_env.cards import PACKS, card_code, parse_deck
 from quadrat_env.rules.base import Game, IllegalMove
 
 REWARD_MODES = ("sparse", "dense")
-_INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64})
+_INT_TYPES = frozenset(
+    {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64}
+)
 ILLEGAL_MODES = ("penalize", "raise")
 RESET_OPTIONS = ("deck",)
 
@@ -97,9 +99,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         # Plain ints and numpy integers in range take the fast path; anything else goes through
         # the space's own check (and its error message below).
-        if type(action) in _INT_TYPES and 0 <= action < self._n_actions:
-            a = int(action)
-        elif self.action_space.contains(action):
+        if type(action) in _INT_TYPES and 0 <= action < self._n_actions or self.action_space.contains(action):
             a = int(action)
         else:
             raise ValueError(
@@ -147,8 +147,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn(
-                "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' "
-                "to gym.make"
+                "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' to gym.make"
             )
             return None
         if self.state is None:

@@ -130,4 +130,3 @@ def render_slots(name: str, state: SlotState, rows: int) -> str:
     lines = [f"{name} · stock {state.stock_size}"]
     lines += ["  " + "  ".join(cells[r * per_row : (r + 1) * per_row]) for r in range(rows)]
     return "\n".join(lines)
-

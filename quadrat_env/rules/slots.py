@@ -170,4 +170,3 @@ def zudecken(win: str = "cleared", cover: str = "groups") -> SlotGame:
         win_needs_clear=win == "cleared",
         num_moves=len(GROUPS),
     )
-

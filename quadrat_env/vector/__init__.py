@@ -4,4 +4,10 @@ from quadrat_env.vector.base import PatienceVectorEnv
 from quadrat_env.vector.quadrille import QuadrilleVectorEnv
 from quadrat_env.vector.slots import QuadratVectorEnv, SlotVectorEnv, ZudeckenVectorEnv
 
-__all__ = ["PatienceVectorEnv", "QuadratVectorEnv", "QuadrilleVectorEnv", "SlotVectorEnv", "ZudeckenVectorEnv"]
+__all__ = [
+    "PatienceVectorEnv",
+    "QuadratVectorEnv",
+    "QuadrilleVectorEnv",
+    "SlotVectorEnv",
+    "ZudeckenVectorEnv",
+]

@@ -51,9 +51,13 @@ class PatienceVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
         if max_episode_steps is not None and (
-            isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1
+            isinstance(max_episode_steps, bool)
+            or not isinstance(max_episode_steps, int)
+            or max_episode_steps < 1
         ):
-            raise ValueError(f"max_episode_steps must be None or a whole number >= 1, got {max_episode_steps!r}")
+            raise ValueError(
+                f"max_episode_steps must be None or a whole number >= 1, got {max_episode_steps!r}"
+            )
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be one of {[None, *self.metadata['render_modes']]} for a batched env "
@@ -262,12 +266,18 @@ class PatienceVectorEnv(VectorEnv):
             return [None] * n
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             return [int(seed) + i for i in range(n)]
-        if isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == n:
-            if all(s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool)) for s in seed):
-                return [None if s is None else int(s) for s in seed]
+
+        def whole(s: Any) -> bool:
+            return s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool))
+
+        listed = isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == n
+        if listed and all(map(whole, seed)):
+            return [None if s is None else int(s) for s in seed]
         raise ValueError(f"seed must be None, an int or a list of {n} ints/None, got {seed!r}")
 
-    def _reset_options(self, options: Mapping[str, Any] | None) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
+    def _reset_options(
+        self, options: Mapping[str, Any] | None
+    ) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
         """Rows to reset and the decks given for some of them; all checks, no change."""
         n, p = self.num_envs, self.game.pack_size
         options = {} if options is None else options
@@ -288,7 +298,9 @@ class PatienceVectorEnv(VectorEnv):
         per_env: list[Any] = [options.get("deck")] * n
         if options.get("decks") is not None:
             if options.get("deck") is not None:
-                raise ValueError("give options['deck'] (one for all) or options['decks'] (one per env), not both")
+                raise ValueError(
+                    "give options['deck'] (one for all) or options['decks'] (one per env), not both"
+                )
             decks = options["decks"]
             if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) != n:
                 raise ValueError(f"options['decks'] must be a list of {n} decks (or None entries)")
@@ -305,8 +317,10 @@ class PatienceVectorEnv(VectorEnv):
     def _check_actions(self, actions: Any) -> np.ndarray:
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"actions must be an integer array of shape ({self.num_envs},), "
-                             f"got {type(actions).__name__} with shape {acts.shape} and dtype {acts.dtype}")  # fmt: skip
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), got "
+                f"{type(actions).__name__} with shape {acts.shape} and dtype {acts.dtype}"
+            )
         bad = np.flatnonzero((acts < 0) | (acts >= self.n_actions))
         if len(bad):
             raise ValueError(f"actions out of range 0..{self.n_actions - 1} in env(s) {bad[:5].tolist()}: "

@@ -97,8 +97,8 @@ class QuadrilleVectorEnv(PatienceVectorEnv):
         known = (self.redeals_left[rows] < self.game.redeals)[:, None]
         obs = np.zeros((k, q.OBS_SIZE), dtype=np.float32)
         r = np.arange(k)[:, None]
-        in_hand = (_POS >= pos) & (_POS < hlen)
-        in_discard = _POS < dcount
+        in_hand = (pos <= _POS) & (hlen > _POS)
+        in_discard = dcount > _POS
         # Cards outside the hand or discard are sent to a spare column 52 and dropped.
         block = np.zeros((k, 53))
         block[r, np.where(in_hand, seq, 52)] = 1.0
