@@ -1,7 +1,7 @@
 """Play seeded deals of every game with the greedy and random agents and print the outcome.
 
-    python -m experiments.demo                 # one deal shown move by move, 500 deals measured
-    python -m experiments.demo --deals 20000   # the README's win rates
+python -m experiments.demo                 # one deal shown move by move, 500 deals measured
+python -m experiments.demo --deals 20000   # the README's win rates
 """
 
 from __future__ import annotations

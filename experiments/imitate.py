@@ -45,9 +45,9 @@ def label(game: Any, state: Any, moves: np.ndarray, samples: int, rng: np.random
     """Per legal move: whether it still wins (``samples=0``: on the true deck) or the share of
     ``samples`` sampled stock orders in which it still wins (what a sampling planner estimates)."""
     wins = np.zeros(game.num_moves + 1, dtype=np.float32)
+    seen, stock = state.deck[: state.next], state.deck[state.next :]
     worlds = [state] if samples == 0 else [
-        state._replace(deck=state.deck[: state.next] + tuple(rng.permutation(state.deck[state.next :]).tolist()))
-        for _ in range(samples)
+        state._replace(deck=seen + tuple(rng.permutation(stock).tolist())) for _ in range(samples)
     ]  # fmt: skip
     for world in worlds:
         search = SlotSearch(game)  # one memo per world, shared by its moves
@@ -85,8 +85,11 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
             else:
                 action = int(model.predict(obs, action_masks=mask, deterministic=True)[0])
             obs, _, done, _, info = env.step(action)
-    return {"obs": np.array(obs_l, dtype=np.float32).reshape(-1, len(obs)), "mask": np.array(mask_l).reshape(-1, len(mask)),
-            "wins": np.array(win_l, dtype=np.float32).reshape(-1, len(mask))}  # fmt: skip
+    return {
+        "obs": np.array(obs_l, dtype=np.float32).reshape(-1, len(obs)),
+        "mask": np.array(mask_l).reshape(-1, len(mask)),
+        "wins": np.array(win_l, dtype=np.float32).reshape(-1, len(mask)),
+    }
 
 
 def _collect_job(job: tuple[str | None, range, float, int, int]) -> dict:
@@ -181,8 +184,11 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         rounds.append({"round": r, "samples": len(data["obs"]), "loss": loss,
                        "val_win_rate": summary.win_rate,
                        "seconds": round(time.perf_counter() - start, 1)})  # fmt: skip
-        print(f"round {r}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
-              f"validation win rate {summary.win_rate:.2%} ({rounds[-1]['seconds']}s)", flush=True)
+        print(
+            f"round {r}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
+            f"validation win rate {summary.win_rate:.2%} ({rounds[-1]['seconds']}s)",
+            flush=True,
+        )
         if summary.win_rate > best:
             best = summary.win_rate
             model.save(run_dir / "model.zip")
@@ -197,8 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals-per-round", type=int, default=10000)
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
-    p.add_argument("--label-samples", type=int, default=0,
-                   help="label by this many sampled stock orders per decision (0: the true deck)")
+    p.add_argument(
+        "--label-samples",
+        type=int,
+        default=0,
+        help="label by this many sampled stock orders per decision (0: the true deck)",
+    )
     p.add_argument("--jobs", type=int, default=1, help="worker processes for labelling")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     args = p.parse_args(argv)
@@ -206,12 +216,16 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rounds, --deals-per-round, --epochs and --jobs must be >= 1; --epsilon in [0, 1]")
     if args.label_samples < 0:
         p.error(f"--label-samples must be >= 0, got {args.label_samples}")
-    method = ("per-move BCE on the solver's verdict with the true deck" if args.label_samples == 0 else
-              f"per-move BCE on the share of {args.label_samples} sampled stock orders that still win")
+    method = (
+        "per-move BCE on the solver's verdict with the true deck"
+        if args.label_samples == 0
+        else f"per-move BCE on the share of {args.label_samples} sampled stock orders that still win"
+    )
     config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": method,
               "seed": args.seed, "rounds": args.rounds, "label_samples": args.label_samples,
               "deals_per_round": args.deals_per_round, "epochs": args.epochs, "epsilon": args.epsilon,
-              "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256], "jobs": args.jobs}  # fmt: skip
+              "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256],
+              "jobs": args.jobs}  # fmt: skip
     result = run(config, args.out / f"Zudecken-seed{args.seed}")
     print(f"best validation win rate {result['best_val_win_rate']:.2%} after {result['seconds']}s")
     return 0

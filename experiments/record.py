@@ -1,7 +1,7 @@
 """Record an episode as an animated GIF (or the final table as a PNG) drawn by ``rgb_array``.
 
-    python -m experiments.record Zudecken --agent planner --seed 7 --out zudecken.gif
-    python -m experiments.record Quadrille --agent experiments/models/Quadrille-maskable_ppo.zip
+python -m experiments.record Zudecken --agent planner --seed 7 --out zudecken.gif
+python -m experiments.record Quadrille --agent experiments/models/Quadrille-maskable_ppo.zip
 """
 
 from __future__ import annotations
@@ -73,8 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         p.error(str(err))
     result = record(GAMES[args.game], agent, args.seed, out, args.fps)
-    print(f"wrote {out}: {result['frames']} frames, {'won' if result['won'] else 'lost'}, "
-          f"{result['cards_left']} cards left")
+    print(
+        f"wrote {out}: {result['frames']} frames, {'won' if result['won'] else 'lost'}, "
+        f"{result['cards_left']} cards left"
+    )
     return 0
 
 

@@ -22,7 +22,8 @@ import quadrat_env
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
-RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init")
+RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env")
+VEC_ENVS = ("dummy", "native")
 
 
 def env_name(env_id: str) -> str:
@@ -48,6 +49,8 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
         hp["n_timesteps"] = args.timesteps
     if args.n_envs is not None:
         hp["n_envs"] = args.n_envs
+    if args.vec_env is not None:
+        hp["vec_env"] = args.vec_env
     if args.init is not None:
         if not args.init.is_file():
             raise ValueError(f"--init {args.init}: no such model file")
@@ -65,9 +68,18 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
-    venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
-                        env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
-                        monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
+    if config.get("vec_env", "dummy") == "native":  # the batched numpy env, one process
+        from stable_baselines3.common.vec_env import VecMonitor
+
+        from quadrat_env.sb3 import make_sb3_vec_env
+
+        (run_dir / "monitor").mkdir(exist_ok=True)
+        venv = VecMonitor(make_sb3_vec_env(config["env_id"], config["n_envs"], config["seed"], **env_kwargs),
+                          str(run_dir / "monitor" / "0"), info_keywords=("won",))  # fmt: skip
+    else:  # SB3's DummyVecEnv over gym.make envs, each with its Monitor
+        venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
+                            env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
+                            monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
     algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
     init = cls.load(config["init"], device="cpu") if config.get("init") else None
@@ -97,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hyperparams", type=Path, help="YAML file (default: experiments/hyperparams/ALGO.yml)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
     p.add_argument("--init", type=Path, help="start from this saved model's policy (fine-tuning)")
+    p.add_argument(
+        "--vec-env",
+        choices=VEC_ENVS,
+        help="dummy: SB3's DummyVecEnv over gym.make envs (default); native: the batched numpy env",
+    )
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     for name in ("timesteps", "n_envs"):

@@ -86,10 +86,7 @@ def test_pickled_env_continues_identically(env_id):
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_make_by_module_prefix_without_import(env_id):
-    code = (
-        "import gymnasium as gym; "
-        f"e = gym.make('quadrat_env:{env_id}'); print(e.reset(seed=0)[0].shape)"
-    )
+    code = f"import gymnasium as gym; e = gym.make('quadrat_env:{env_id}'); print(e.reset(seed=0)[0].shape)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(gym.make(env_id).observation_space.shape)
 

@@ -30,8 +30,10 @@ def oracle_slot_moves(name: str, slots: tuple[int, ...]) -> list[int]:
         cards = [slots[i] for i in group]
         if len(group) > biggest or EMPTY in cards:
             continue
+
         def ok(c, d):  # noqa: E306
             return c // 13 == d // 13 or (match_rank and c % 13 == d % 13)
+
         if all(any(ok(c, d) for d in cards[:i] + cards[i + 1 :]) for i, c in enumerate(cards)):
             moves.append(m)
     return moves

@@ -90,8 +90,10 @@ def test_quadrille_solver_matches_always_play_and_no_deferring_policy_beats_it()
         always = game.is_won(play_from(game, env.state, always_play))
         assert always == (solve_state(game, env.state) is not None)
         for eps in (0.05, 0.2):  # deal instead of playing now and then
+
             def defer(moves, eps=eps):
                 return 0 if moves[0] == 0 and rng.random() < eps else moves[-1]
+
             assert not game.is_won(play_from(game, env.state, defer)) or always, seed
 
 

@@ -1,0 +1,125 @@
+"""Train stable-baselines3 / sb3-contrib directly on a native batched env.
+
+SB3 does not take Gymnasium vector envs; :class:`SB3VecEnv` presents one as SB3's ``VecEnv``:
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+    from quadrat_env.sb3 import make_sb3_vec_env
+
+    venv = VecMonitor(make_sb3_vec_env("quadrat_env/Zudecken-v0", n_envs=64, seed=0),
+                      info_keywords=("won",))
+    MaskablePPO("MlpPolicy", venv).learn(100_000)
+
+It behaves like SB3's ``DummyVecEnv`` over ``gym.make(id)`` envs: a finished deal is reset in the
+same step (its last observation in ``info["terminal_observation"]``), ``TimeLimit.truncated`` is
+set, and ``env_method("action_masks")`` gives MaskablePPO the masks. Needs the ``train`` extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
+
+from quadrat_env.vector.base import INFO_KEYS, PatienceVectorEnv
+
+_STEP_KEYS = tuple(k for k in INFO_KEYS if k != "action_mask")  # masks come via action_masks()
+
+
+class SB3VecEnv(VecEnv):
+    """SB3's ``VecEnv`` interface over a :class:`~quadrat_env.vector.base.PatienceVectorEnv`."""
+
+    def __init__(self, venv: PatienceVectorEnv) -> None:
+        if not isinstance(venv, PatienceVectorEnv):
+            raise TypeError(f"SB3VecEnv wraps a quadrat_env batched env, got {type(venv).__name__}")
+        self.venv = venv
+        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+        self.render_mode = venv.render_mode
+        self.spec = venv.spec  # VecMonitor writes its ID into the log header
+        self._actions: np.ndarray | None = None
+
+    def reset(self) -> np.ndarray:
+        seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
+        obs, info = self.venv.reset(seed=seeds)
+        self.reset_infos = _split(info, self.num_envs, _STEP_KEYS)
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+
+    def step_wait(self) -> VecEnvStepReturn:
+        if self._actions is None:
+            raise RuntimeError("step_wait() called without step_async(); call step() instead")
+        obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
+        self._actions = None
+        dones = terminated | truncated
+        infos = _split(info, self.num_envs, _STEP_KEYS)
+        for i, info_i in enumerate(infos):
+            info_i["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        if dones.any():  # SB3 resets in the same step; the batched env would on the next one
+            for i in np.flatnonzero(dones):
+                infos[i]["terminal_observation"] = obs[i]
+            obs, reset_info = self.venv.reset(options={"reset_mask": dones})
+            fresh = _split(reset_info, self.num_envs, _STEP_KEYS)
+            for i in np.flatnonzero(dones):
+                self.reset_infos[i] = fresh[i]
+        return obs, rewards.astype(np.float32), dones, infos
+
+    def action_masks(self) -> np.ndarray:
+        return self.venv.action_masks()
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        frames = self.venv.render() if self.venv.render_mode == "rgb_array" else None
+        return list(frames) if frames is not None else [None] * self.num_envs
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        if attr_name == "action_masks":  # what sb3-contrib checks before calling env_method
+            return [self.action_masks] * len(self._get_indices(indices))
+        value = getattr(self.venv.single, attr_name)  # the spec, spaces, game, kwargs
+        return [value] * len(self._get_indices(indices))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"SB3VecEnv cannot set {attr_name!r}: the batched env shares one config")
+
+    def env_method(self, method_name: str, *args: Any, indices: Any = None, **kwargs: Any) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks":
+            return list(self.venv.action_masks()[idx])
+        raise AttributeError(f"SB3VecEnv supports env_method('action_masks') only, not {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: Any = None) -> list[bool]:
+        return [False] * len(self._get_indices(indices))
+
+    def _get_indices(self, indices: Any) -> Iterable[int]:
+        if indices is None:
+            return range(self.num_envs)
+        return [indices] if isinstance(indices, int) else indices
+
+
+def make_sb3_vec_env(env_id: str, n_envs: int, seed: int | None = None, **env_kwargs: Any) -> SB3VecEnv:
+    """``gym.make_vec(env_id, n_envs)`` (the native batched env) as an SB3 ``VecEnv``, seeded."""
+    venv = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode="vector_entry_point", **env_kwargs)
+    sb3 = SB3VecEnv(venv.unwrapped)  # type: ignore[arg-type]
+    if seed is not None:
+        sb3.seed(seed)
+    return sb3
+
+
+def _split(info: dict[str, Any], n: int, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Gymnasium's batched info (arrays + ``_key`` masks) as SB3's list of per-env dicts."""
+    out: list[dict[str, Any]] = [{} for _ in range(n)]
+    for key in keys:
+        if key in info:
+            values = info[key].tolist()  # plain Python numbers, as a single env's info holds
+            for i in np.flatnonzero(info["_" + key]).tolist():
+                out[i][key] = values[i]
+    return out

@@ -1,0 +1,182 @@
+"""The native batched envs: identical to N single envs (via SyncVectorEnv), step by step."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import quadrat_env
+from quadrat_env.envs.slots import SlotLayout
+from quadrat_env.rules.base import IllegalMove
+from quadrat_env.vector import PatienceVectorEnv
+
+ZU = "quadrat_env/Zudecken-v0"
+
+
+def assert_same(a, b, where: str) -> None:
+    if isinstance(a, dict):
+        assert sorted(a) == sorted(b), where
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+        return
+    if isinstance(a, tuple):
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{where}[{k}]")
+        return
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, (where, a.dtype, b.dtype, a.shape, b.shape)
+    assert np.array_equal(a, b), (where, np.argwhere(a != b)[:5])
+
+
+def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: float) -> np.ndarray:
+    """A random legal action per env; a share of them random (often illegal) instead."""
+    keys = np.where(masks == 1, rng.random(masks.shape), -1.0)
+    acts = keys.argmax(axis=1)
+    wild = rng.random(len(masks)) < illegal_share
+    acts[wild] = rng.integers(masks.shape[1], size=wild.sum())
+    return acts
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "steps"),
+    [(env_id, {}, 300) for env_id in quadrat_env.ENV_IDS]
+    + [
+        (ZU, {"reward_mode": "dense"}, 300),
+        ("quadrat_env/Quadrille-v0", {"reward_mode": "dense", "redeals": 1}, 1500),
+        ("quadrat_env/Quadrat-v0", {"max_episode_steps": 4}, 100),  # truncations
+    ],
+)
+def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps):
+    native = gym.make_vec(env_id, num_envs=6, **kwargs)
+    sync = gym.make_vec(env_id, num_envs=6, vectorization_mode="sync", **kwargs)
+    assert isinstance(native.unwrapped, PatienceVectorEnv)
+    first = native.reset(seed=11), sync.reset(seed=11)
+    assert_same(first[0], first[1], "reset")
+    rng = np.random.default_rng(0)
+    info, endings = first[0][1], 0
+    for t in range(steps):
+        acts = random_actions(rng, info["action_mask"], illegal_share=0.05)
+        out_native, out_sync = native.step(acts), sync.step(acts)
+        for name, a, b in zip(
+            ("obs", "reward", "terminated", "truncated", "info"), out_native, out_sync, strict=True
+        ):
+            assert_same(a, b, f"{name} at step {t}")
+        info = out_native[4]
+        endings += int(out_native[2].sum() + out_native[3].sum())
+        assert np.array_equal(native.unwrapped.action_masks(), np.stack(sync.call("action_masks")))
+    assert endings >= 6  # the run went through autoresets
+
+
+def test_make_vec_uses_the_native_env_with_next_step_autoreset():
+    venv = gym.make_vec(ZU, num_envs=3)
+    assert isinstance(venv.unwrapped, PatienceVectorEnv)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert venv.single_action_space == gym.make(ZU).action_space
+    obs, info = venv.reset(seed=0)
+    assert obs.shape == (3, 269) and obs.dtype == np.float32 and venv.observation_space.contains(obs)
+    masks = venv.unwrapped.action_masks()
+    assert masks.dtype == bool and masks.shape == (3, 12)
+    assert np.array_equal(masks, info["action_mask"].astype(bool)) and info["action_mask"].dtype == np.int8
+
+
+def test_autoreset_next_step_ignores_the_action_and_deals_anew():
+    venv = gym.make_vec(ZU, num_envs=1)
+    single = gym.make(ZU)
+    venv.reset(seed=5)
+    single.reset(seed=5)
+    terminated = np.array([False])
+    while not terminated[0]:
+        act = np.flatnonzero(venv.unwrapped.action_masks()[0])[0]
+        _, _, terminated, _, _ = venv.step(np.array([act]))
+    obs, reward, terminated, truncated, info = venv.step(np.array([0]))  # any action: a reset step
+    expected, _ = single.reset()  # the generator's second deal after seed 5
+    assert reward[0] == 0.0 and not terminated[0] and not truncated[0]
+    assert np.array_equal(obs[0], expected)
+
+
+def test_per_env_decks_and_partial_reset():
+    single = gym.make(ZU).unwrapped
+    decks = []
+    for seed in (1, 2, 3):
+        single.reset(seed=seed)
+        decks.append(single.deck)
+    venv = gym.make_vec(ZU, num_envs=3).unwrapped
+    obs, _ = venv.reset(options={"decks": decks})
+    for i, deck in enumerate(decks):
+        assert np.array_equal(obs[i], single.reset(options={"deck": deck})[0])
+    venv.step(np.argmax(venv.action_masks(), axis=1))
+    before = venv.obs.copy()
+    obs, info = venv.reset(options={"reset_mask": np.array([False, True, False]), "decks": decks})
+    assert np.array_equal(obs[[0, 2]], before[[0, 2]])  # untouched
+    assert np.array_equal(obs[1], single.reset(options={"deck": decks[1]})[0])
+    assert info["_cards_left"].tolist() == [False, True, False]
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda v: v.step(np.array([0, 0])), "shape"),
+        (lambda v: v.step(np.array([0, 0, 12])), "out of range"),
+        (lambda v: v.step(np.array([0.0, 0.0, 0.0])), "integer"),
+        (lambda v: v.reset(options={"decks": ["AC 2C", None, None]}), "env 0"),
+        (lambda v: v.reset(options={"decks": [None]}), "list of 3"),
+        (lambda v: v.reset(options={"shuffle": True}), "unknown reset option"),
+        (lambda v: v.reset(options={"reset_mask": np.array([1, 0, 0])}), "reset_mask"),
+        (lambda v: v.reset(seed="7"), "seed"),
+    ],
+)
+def test_bad_input_raises_and_changes_nothing(call, match):
+    venv = gym.make_vec(ZU, num_envs=3).unwrapped
+    venv.reset(seed=0)
+    state = (venv.obs.copy(), venv.masks.copy(), venv.decks.copy(), venv.queue_pos.copy())
+    with pytest.raises(ValueError, match=match):
+        call(venv)
+    after = (venv.obs, venv.masks, venv.decks, venv.queue_pos)
+    assert all(np.array_equal(a, b) for a, b in zip(state, after, strict=True))
+
+
+def test_illegal_action_raise_mode_steps_nothing():
+    venv = gym.make_vec(ZU, num_envs=2, illegal_action="raise").unwrapped
+    venv.reset(seed=0)
+    masks = venv.action_masks()
+    acts = np.array([np.flatnonzero(masks[0])[0], np.flatnonzero(~masks[1])[0]])
+    obs = venv.obs.copy()
+    with pytest.raises(IllegalMove, match=r"env\(s\) \[1\]"):
+        venv.step(acts)
+    assert np.array_equal(venv.obs, obs)
+
+
+def test_batched_constructor_checks_its_arguments():
+    with pytest.raises(ValueError, match="num_envs"):
+        gym.make_vec(ZU, num_envs=0)
+    with pytest.raises(ValueError, match="render_mode"):
+        gym.make_vec(ZU, num_envs=2, render_mode="human")
+    with pytest.raises(ValueError, match="reward_mode"):
+        gym.make_vec(ZU, num_envs=2, reward_mode="shaped")
+
+
+@pytest.mark.parametrize("env_id", quadrat_env.ENV_IDS)
+def test_batched_render_shows_each_deal(env_id):
+    venv = gym.make_vec(env_id, num_envs=2, render_mode="ansi")
+    venv.reset(seed=0)
+    texts = venv.render()
+    single = gym.make(env_id, render_mode="ansi")
+    single.reset(seed=1)
+    assert len(texts) == 2 and texts[1] == single.render()
+
+
+@pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Quadrat52-v0", ZU])
+def test_single_env_incremental_observation_equals_full_encoding(env_id):
+    env = gym.make(env_id).unwrapped
+    layout: SlotLayout = env.layout
+    rng = np.random.default_rng(1)
+    for seed in range(40):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            assert np.array_equal(obs, layout.encode(env.state))
+            legal = np.flatnonzero(info["action_mask"])
+            obs, _, done, _, info = env.step(int(rng.choice(legal)))
+        assert np.array_equal(obs, layout.encode(env.state))
