@@ -50,5 +50,3 @@ class Agent:
 def legal(mask: np.ndarray) -> np.ndarray:
     """The legal action numbers in ascending order."""
     return np.flatnonzero(mask)
-
-

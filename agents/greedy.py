@@ -31,6 +31,12 @@ def largest_group(mask: np.ndarray) -> int:
     return int(moves[np.argmax(_GROUP_SIZE[moves])])  # argmax takes the first, i.e. lowest, tie
 
 
+def largest_group_batch(masks: np.ndarray) -> np.ndarray:
+    """:func:`largest_group` for a batch of Zudecken masks (shape (n, 12)) at once."""
+    priority = _GROUP_SIZE * 16 - np.arange(len(_GROUP_SIZE))  # larger first, then lower action
+    return np.argmax(np.where(np.asarray(masks) == 1, priority, np.iinfo(np.int64).min), axis=1)
+
+
 def play_else_deal(mask: np.ndarray) -> int:
     moves = legal(mask)
     plays = moves[moves > 0]

@@ -138,3 +138,22 @@ def test_demo_and_planner_curve_commands(tmp_path, capsys):
     assert planner_curve.main(["--deals", "2", "--samples", "1", "2", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "planner_curve.json").read_text())
     assert [r["samples"] for r in rows] == [1, 2] and all(r["episodes"] == 2 for r in rows)
+
+
+def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, capsys):
+    from experiments import throughput
+
+    # Smaller jobs for a test: 2,000 greedy deals on 100 envs, and no PPO timing.
+    monkeypatch.setattr(throughput, "SIZES", (4, 8, 16))
+    original = throughput.greedy_deals
+    monkeypatch.setattr(throughput, "greedy_deals", lambda: original(2000, 100))
+    throughput.main(["--seconds", "0.01", "--ppo-timesteps", "0", "--out", str(tmp_path)])
+    data = json.loads((tmp_path / "throughput.json").read_text())
+    assert data["single Blackjack-v1"] > 0
+    for env_id in ("quadrat_env/Zudecken-v0", "quadrat_env/Quadrille-v0"):
+        assert data[f"native {env_id} x16"] > 0 and data[f"sync {env_id} x16"] > 0
+    greedy = data["greedy 100k Zudecken deals"]
+    assert greedy["deals"] == 2000 and 0.01 < greedy["win_rate"] < 0.12
+    assert "| Zudecken-v0 |" in (tmp_path / "throughput.md").read_text()
+    with pytest.raises(SystemExit):
+        throughput.main(["--seconds", "0"])

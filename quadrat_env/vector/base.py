@@ -167,7 +167,7 @@ class PatienceVectorEnv(VectorEnv):
             before = self._cards_left(ALL) if dense else None
             self._play(active, acts)
             masks = self._legal(ALL)
-            self.masks[active] = masks[active]
+            np.copyto(self.masks, masks, where=active[:, None])
             over = active & ~masks.any(axis=1)
             terminated |= over
             if dense:
@@ -222,9 +222,9 @@ class PatienceVectorEnv(VectorEnv):
         keeps a queue of its next decks. (Its generator is therefore ahead of what it has dealt.)
         """
         given = given or {}
-        shuffle = [i for i in rows.tolist() if i not in given]
-        empty = [i for i in shuffle if self.queue_pos[i] >= QUEUE]
-        for i in empty:
+        shuffle = rows[[i not in given for i in rows.tolist()]] if given else rows
+        empty = shuffle[self.queue_pos[shuffle] >= QUEUE]
+        for i in empty.tolist():
             self.queue[i] = self.rngs[i].permuted(self._packs, axis=1)  # type: ignore[union-attr]
         self.queue_pos[empty] = 0
         decks = np.empty((len(rows), self.game.pack_size), dtype=np.int64)

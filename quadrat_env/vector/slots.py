@@ -69,12 +69,11 @@ class SlotVectorEnv(PatienceVectorEnv):
         stock = decks[:, 4:]
         local = np.arange(k)[:, None]
         self.unseen_counts[rows] = _count(local, stock, k)
-        obs = np.zeros((k, lay.size), dtype=np.float32)
-        flat = obs.reshape(-1)
-        base = local * lay.size
+        self.obs[rows] = 0.0
+        flat = self.obs.reshape(-1)
+        base = rows[:, None] * lay.size
         flat[(base + _SLOT_BASE[p] + self._index[decks[:, :4]]).ravel()] = 1.0
         flat[(base + lay.unseen.start + self._index[stock]).ravel()] = 1.0
-        self.obs[rows] = obs
         self._write_counts(rows)
 
     def _legal(self, rows: Rows) -> np.ndarray:

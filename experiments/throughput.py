@@ -1,0 +1,201 @@
+"""Env-steps per second, all measured in one run on this machine: single envs, vector envs, greedy, PPO.
+
+    python -m experiments.throughput                # about two minutes on 2 cores
+    python -m experiments.throughput --update-readme
+
+Measures, with random legal actions unless said otherwise (the action choice is inside the timing):
+
+* ``gym.make`` single env for each game, and ``Blackjack-v1`` the same way as the reference;
+* ``gym.make_vec(id, N, vectorization_mode="sync")`` and the native batched env (``gym.make_vec(id, N)``)
+  at N = 64, 1024 and 4096;
+* greedy (largest group) play of 100,000 Zudecken deals on the batched env (4,000 envs x 25 deals);
+* MaskablePPO training steps/s, Zudecken's YAML hyperparameters, on SB3's DummyVecEnv path and on the
+  batched path (``--vec-env native``).
+
+Machines are noisy, so the table gives ratios measured side by side, not just absolute numbers.
+Writes ``<out>/throughput.json`` and ``<out>/throughput.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import quadrat_env
+from agents.greedy import largest_group_batch
+from experiments.benchmark import update_readme
+
+ZU = "quadrat_env/Zudecken-v0"
+SIZES = (64, 1024, 4096)
+MARKERS = ("<!-- throughput:start -->", "<!-- throughput:end -->")
+
+
+def timed(step: Callable[[], int], seconds: float, min_calls: int = 3) -> float:
+    """Call ``step`` (which returns env-steps done) for about ``seconds``; env-steps per second."""
+    done, calls, start = 0, 0, time.perf_counter()
+    while calls < min_calls or time.perf_counter() - start < seconds:
+        done += step()
+        calls += 1
+    return done / (time.perf_counter() - start)
+
+
+def single_env(env_id: str, seconds: float) -> float:
+    env = gym.make(env_id)
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    masked = "action_mask" in info
+    n = int(env.action_space.n)
+    state = {"info": info}
+
+    def chunk() -> int:
+        info = state["info"]
+        for _ in range(1000):
+            if masked:
+                legal = np.flatnonzero(info["action_mask"])
+                action = legal[rng.integers(len(legal))]
+            else:  # Blackjack: every action is legal
+                action = rng.integers(n)
+            _, _, terminated, truncated, info = env.step(action)
+            if terminated or truncated:
+                _, info = env.reset()
+        state["info"] = info
+        return 1000
+
+    return timed(chunk, seconds)
+
+
+def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float) -> float:
+    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode)
+    rng = np.random.default_rng(0)
+    _, info = venv.reset(seed=0)
+    state = {"info": info}
+
+    def step() -> int:
+        masks = state["info"]["action_mask"]
+        actions = np.argmax(np.where(masks == 1, rng.random(masks.shape), -1.0), axis=1)
+        state["info"] = venv.step(actions)[4]
+        return num_envs
+
+    result = timed(step, seconds)
+    venv.close()
+    return result
+
+
+def greedy_deals(deals: int = 100_000, num_envs: int = 4000) -> dict[str, float]:
+    """Greedy play of ``deals`` Zudecken deals, ``deals / num_envs`` per env; time and win rate."""
+    per_env = deals // num_envs
+    venv = gym.make_vec(ZU, num_envs=num_envs)
+    start = time.perf_counter()
+    _, info = venv.reset(seed=0)
+    finished = np.zeros(num_envs, dtype=np.int64)
+    wins = steps = 0
+    while (finished < per_env).any():
+        actions = largest_group_batch(info["action_mask"])
+        _, _, terminated, truncated, info = venv.step(actions)
+        counting = finished < per_env  # an env past its quota plays on, uncounted
+        steps += int(counting.sum())
+        ended = (terminated | truncated) & counting
+        wins += int((info["won"] & ended).sum())
+        finished += ended
+    seconds = time.perf_counter() - start
+    total = per_env * num_envs
+    return {"deals": total, "seconds": seconds, "win_rate": wins / total, "steps": steps}
+
+
+def ppo_steps(vec_env: str, timesteps: int) -> float:
+    import tempfile
+
+    from experiments.train import load_hyperparams, train
+
+    config = {"env_id": ZU, "algo": "maskable_ppo", "seed": 0, **load_hyperparams("maskable_ppo", ZU)}
+    config.update(n_timesteps=timesteps, vec_env=vec_env)
+    with tempfile.TemporaryDirectory() as tmp:
+        return float(train(config, Path(tmp), progress=False)["steps_per_second"])
+
+
+def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, Any]:
+    from tqdm.auto import tqdm
+
+    tasks: list[tuple[str, Callable[[], Any]]] = []
+    for env_id in (*quadrat_env.ENV_IDS, "Blackjack-v1"):
+        tasks.append((f"single {env_id}", lambda e=env_id: single_env(e, seconds)))
+    for env_id in quadrat_env.ENV_IDS:
+        for n in SIZES:
+            for mode in ("sync", None):
+                label = f"{'sync' if mode else 'native'} {env_id} x{n}"
+                tasks.append((label, lambda e=env_id, n=n, m=mode: vector_env(e, n, m, seconds)))
+    tasks.append(("greedy 100k Zudecken deals", greedy_deals))
+    if ppo_timesteps:
+        for vec in ("dummy", "native"):
+            tasks.append((f"maskable_ppo {vec}", lambda v=vec: ppo_steps(v, ppo_timesteps)))
+    results: dict[str, Any] = {}
+    bar = tqdm(tasks, unit="task", disable=None if progress else True)
+    for label, task in bar:
+        bar.set_description(label)
+        results[label] = task()
+    return results
+
+
+def table(r: dict[str, Any]) -> str:
+    bj, mid = r["single Blackjack-v1"], SIZES[1]
+    head = " | ".join(f"native x{n}" for n in SIZES)
+    lines = [f"| env | single env steps/s | x Blackjack-v1 | {head} | native / sync x{mid} |",
+             "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for env_id in quadrat_env.ENV_IDS:
+        one = r[f"single {env_id}"]
+        native = [r[f"native {env_id} x{n}"] for n in SIZES]
+        ratio = r[f"native {env_id} x{mid}"] / r[f"sync {env_id} x{mid}"]
+        lines.append(f"| {env_id.split('/')[1]} | {one:,.0f} | {one / bj:.2f} | "
+                     + " | ".join(f"{v:,.0f}" for v in native) + f" | {ratio:.0f} |")  # fmt: skip
+    lines.append(f"| Blackjack-v1 (reference) | {bj:,.0f} | 1.00 | | | | |")
+    lines += ["", "| sync vector env | " + " | ".join(f"x{n}" for n in SIZES) + " |", "|---|---:|---:|---:|"]
+    for env_id in quadrat_env.ENV_IDS:
+        lines.append(
+            f"| {env_id.split('/')[1]} | "
+            + " | ".join(f"{r[f'sync {env_id} x{n}']:,.0f}" for n in SIZES)
+            + " |"
+        )
+    g = r["greedy 100k Zudecken deals"]
+    lines += ["", f"Greedy (largest group) over {g['deals']:,} Zudecken deals on the batched env: "
+              f"**{g['seconds']:.2f} s** ({g['steps'] / g['seconds']:,.0f} env-steps/s), "
+              f"win rate {g['win_rate']:.2%}."]  # fmt: skip
+    if "maskable_ppo dummy" in r:
+        d, n = r["maskable_ppo dummy"], r["maskable_ppo native"]
+        lines.append(
+            "MaskablePPO training on Zudecken (8 envs, n_steps 256, batch 512, 4 epochs): "
+            f"DummyVecEnv {d:,.0f} steps/s, batched env {n:,.0f} steps/s ({n / d:.2f}x)."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=1.5, help="time per env-steps measurement")
+    p.add_argument("--ppo-timesteps", type=int, default=32768, help="per PPO measurement; 0 skips it")
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--update-readme", action="store_true")
+    args = p.parse_args(argv)
+    if not args.seconds > 0 or args.ppo_timesteps < 0:
+        p.error("--seconds must be > 0 and --ppo-timesteps >= 0")
+    results = run(args.seconds, args.ppo_timesteps)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "throughput.json").write_text(json.dumps(results, indent=2))
+    md = table(results)
+    (args.out / "throughput.md").write_text(md)
+    print(md)
+    if args.update_readme:
+        command = "python -m experiments.throughput --update-readme"
+        update_readme(md, command, markers=MARKERS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
