@@ -41,82 +41,35 @@ ENV_ID = "quadrat_env/Zudecken-v0"
 VALIDATION_SEEDS = range(900_000_000, 900_001_000)  # also below the benchmark's 10^9
 
 
-def label(game: Any, state: Any, moves: np.ndarray, samples: int, rng: np.random.Generator) -> np.ndarray:
-    """Per legal move: whether it still wins (``samples=0``: on the true deck) or the share of
-    ``samples`` sampled stock orders in which it still wins (what a sampling planner estimates)."""
-    wins = np.zeros(game.num_moves + 1, dtype=np.float32)
-    seen, stock = state.deck[: state.next], state.deck[state.next :]
-    worlds = [state] if samples == 0 else [
-        state._replace(deck=seen + tuple(rng.permutation(stock).tolist())) for _ in range(samples)
-    ]  # fmt: skip
-    for world in worlds:
-        search = SlotSearch(game)  # one memo per world, shared by its moves
-        for m in moves:
-            wins[m] += search.wins(game.play_unchecked(world, int(m)))
-    return wins / len(worlds)
-
-
-def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, samples: int = 0) -> dict:
-    """Play ``seeds``; label every informative decision with how often each move still wins.
-
-    ``model=None`` (round 0) follows the labels' best move, else the network plays; a share
-    ``epsilon`` of the moves is random, to visit states off the behaviour policy's path.
-    """
+def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool) -> dict:
+    """Play ``seeds``; label every informative decision with the moves that still win."""
     env = gym.make(ENV_ID).unwrapped
     game = env.game
     obs_l, mask_l, win_l = [], [], []
     for seed in seeds:
         obs, info = env.reset(seed=seed)
+        search = SlotSearch(game)  # one memo per deal: every state shares its deck
         done = False
         while not done:
             mask = info["action_mask"].astype(bool)
             moves = np.flatnonzero(mask)
             wins = np.zeros(len(mask), dtype=np.float32)
             if len(moves) > 1:
-                wins = label(game, env.state, moves, samples, rng)
-                if wins[moves].min() < wins[moves].max():  # the choice matters here
+                for m in moves:
+                    wins[m] = search.wins(game.play_unchecked(env.state, int(m)))
+                if 0 < wins.sum() < len(moves):
                     obs_l.append(obs)
                     mask_l.append(mask)
                     win_l.append(wins)
             if rng.random() < epsilon or len(moves) == 1:
                 action = int(rng.choice(moves))
-            elif model is None:  # round 0: a move that wins most often
-                action = int(rng.choice(moves[wins[moves] == wins[moves].max()]))
+            elif first:  # round 0: follow a random winning move where there is one
+                good = np.flatnonzero(wins)
+                action = int(rng.choice(good if len(good) else moves))
             else:
                 action = int(model.predict(obs, action_masks=mask, deterministic=True)[0])
             obs, _, done, _, info = env.step(action)
-    return {
-        "obs": np.array(obs_l, dtype=np.float32).reshape(-1, len(obs)),
-        "mask": np.array(mask_l).reshape(-1, len(mask)),
-        "wins": np.array(win_l, dtype=np.float32).reshape(-1, len(mask)),
-    }
-
-
-def _collect_job(job: tuple[str | None, range, float, int, int]) -> dict:
-    """``collect`` in a worker process: the model comes as a saved file, the RNG as a seed."""
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    torch.set_num_threads(1)
-    path, seeds, epsilon, samples, rng_seed = job
-    model = MaskablePPO.load(path, device="cpu") if path else None
-    return collect(model, seeds, epsilon, np.random.default_rng(rng_seed), samples)
-
-
-def collect_parallel(path: str | None, seeds: range, epsilon: float, samples: int, rng_seed: int,
-                     jobs: int) -> dict:  # fmt: skip
-    """``collect`` split over ``jobs`` processes (chunks of deals, results in seed order)."""
-    chunk = max(1, -(-len(seeds) // (4 * jobs)))
-    parts = [(path, seeds[i : i + chunk], epsilon, samples, rng_seed * 1000 + k)
-             for k, i in enumerate(range(0, len(seeds), chunk))]  # fmt: skip
-    if jobs == 1:
-        results = [_collect_job(p) for p in parts]
-    else:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(jobs) as pool:
-            results = pool.map(_collect_job, parts)
-    return {k: np.concatenate([r[k] for r in results]) for k in results[0]}
+    return {"obs": np.array(obs_l), "mask": np.array(mask_l), "wins": np.array(win_l)}
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int) -> float:
@@ -162,6 +115,7 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
                         policy_kwargs={"net_arch": config["net_arch"]})  # fmt: skip
+    rng = np.random.default_rng(config["seed"])
     data: dict[str, np.ndarray] = {}
     rounds, best = [], -1.0
     start = time.perf_counter()
@@ -169,14 +123,8 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     first_seed = 100_000_000 * (1 + config["seed"])  # training deals differ per seed
     for r in range(config["rounds"]):
         seeds = range(first_seed + r * per_round, first_seed + (r + 1) * per_round)
-        behaviour = None
-        if r > 0:  # the workers load the current network from a file
-            behaviour = str(run_dir / "behaviour.zip")
-            model.save(behaviour)
-        new = collect_parallel(behaviour, seeds, config["epsilon"], config["label_samples"],
-                               config["seed"] * 100 + r, config["jobs"])  # fmt: skip
+        new = collect(model, seeds, config["epsilon"], rng, first=r == 0)
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
-        np.savez_compressed(run_dir / "data.npz", **data)  # to refit without relabelling
         loss = fit(model, data, config["epochs"], config["batch_size"], config["learning_rate"],
                    config["seed"] + r)  # fmt: skip
         summary, _ = evaluate(ENV_ID, SB3Agent(model, "maskable_ppo", masked=True), VALIDATION_SEEDS,
@@ -184,11 +132,8 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         rounds.append({"round": r, "samples": len(data["obs"]), "loss": loss,
                        "val_win_rate": summary.win_rate,
                        "seconds": round(time.perf_counter() - start, 1)})  # fmt: skip
-        print(
-            f"round {r}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
-            f"validation win rate {summary.win_rate:.2%} ({rounds[-1]['seconds']}s)",
-            flush=True,
-        )
+        print(f"round {r}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
+              f"validation win rate {summary.win_rate:.2%} ({rounds[-1]['seconds']}s)", flush=True)
         if summary.win_rate > best:
             best = summary.win_rate
             model.save(run_dir / "model.zip")
@@ -203,29 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals-per-round", type=int, default=10000)
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
-    p.add_argument(
-        "--label-samples",
-        type=int,
-        default=0,
-        help="label by this many sampled stock orders per decision (0: the true deck)",
-    )
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for labelling")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     args = p.parse_args(argv)
-    if min(args.rounds, args.deals_per_round, args.epochs, args.jobs) < 1 or not 0 <= args.epsilon <= 1:
-        p.error("--rounds, --deals-per-round, --epochs and --jobs must be >= 1; --epsilon in [0, 1]")
-    if args.label_samples < 0:
-        p.error(f"--label-samples must be >= 0, got {args.label_samples}")
-    method = (
-        "per-move BCE on the solver's verdict with the true deck"
-        if args.label_samples == 0
-        else f"per-move BCE on the share of {args.label_samples} sampled stock orders that still win"
-    )
-    config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": method,
-              "seed": args.seed, "rounds": args.rounds, "label_samples": args.label_samples,
+    if min(args.rounds, args.deals_per_round, args.epochs) < 1 or not 0 <= args.epsilon <= 1:
+        p.error("--rounds, --deals-per-round and --epochs must be >= 1; --epsilon in [0, 1]")
+    config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels (per-move BCE)",
+              "seed": args.seed, "rounds": args.rounds,
               "deals_per_round": args.deals_per_round, "epochs": args.epochs, "epsilon": args.epsilon,
-              "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256],
-              "jobs": args.jobs}  # fmt: skip
+              "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256]}  # fmt: skip
     result = run(config, args.out / f"Zudecken-seed{args.seed}")
     print(f"best validation win rate {result['best_val_win_rate']:.2%} after {result['seconds']}s")
     return 0
