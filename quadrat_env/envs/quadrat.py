@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from quadrat_env.envs.base import PatienceEnv
-from quadrat_env.envs.slots import SlotEncoder, SlotLayout, render_slots
-from quadrat_env.rules.slots import SlotState, quadrat
+from quadrat_env.envs.slots import SlotEncoder, SlotEnv, SlotLayout
+from quadrat_env.rules.slots import quadrat
 
 #: Action numbers: lay off the pair of slots ``PAIRS[a]``; ``END`` ends a deal with no pair.
 PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
@@ -16,7 +13,7 @@ END = 6
 LAYOUTS = {32: SlotLayout(32, rank_features=False), 52: SlotLayout(52, rank_features=False)}
 
 
-class QuadratEnv(PatienceEnv):
+class QuadratEnv(SlotEnv):
     """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until the stock is used up.
 
     ## Description
@@ -80,23 +77,11 @@ class QuadratEnv(PatienceEnv):
     * v0: initial version.
     """
 
+    rows = 2  # the upcards drawn in a 2x2 square
+
     def __init__(self, n_cards: int = 32, **kwargs: Any) -> None:
         if n_cards not in LAYOUTS:
             raise ValueError(f"n_cards must be 32 or 52, got {n_cards!r}")
         self.layout = LAYOUTS[n_cards]
         self._encoder = SlotEncoder(self.layout)
         super().__init__(quadrat(n_cards), self.layout.size, **kwargs)
-
-    def _observe(self, state: SlotState) -> np.ndarray:
-        return self._encoder.reset(state)
-
-    def _observe_move(self, before: SlotState, after: SlotState) -> np.ndarray:
-        return self._encoder.advance(before, after)
-
-    def _render_text(self, state: SlotState) -> str:
-        return render_slots(self.game.name, state, rows=2)
-
-    def _render_rgb(self, state: SlotState) -> np.ndarray:
-        from quadrat_env.render import slots_frame  # Pillow is only needed for pictures
-
-        return slots_frame(self.game.name, state, rows=2)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from quadrat_env.cards import PACKS, card_symbol
+from quadrat_env.envs.base import PatienceEnv
 from quadrat_env.rules.slots import EMPTY, SlotState
 
 
@@ -130,3 +132,26 @@ def render_slots(name: str, state: SlotState, rows: int) -> str:
     lines = [f"{name} · stock {state.stock_size}"]
     lines += ["  " + "  ".join(cells[r * per_row : (r + 1) * per_row]) for r in range(rows)]
     return "\n".join(lines)
+
+
+class SlotEnv(PatienceEnv):
+    """What the Quadrat and Zudecken envs share: the observation kept up to date by a
+    :class:`SlotEncoder`, and pictures with the upcards in ``rows`` rows."""
+
+    rows: ClassVar[int] = 1
+    layout: SlotLayout
+    _encoder: SlotEncoder
+
+    def _observe(self, state: SlotState) -> np.ndarray:
+        return self._encoder.reset(state)
+
+    def _observe_move(self, before: SlotState, after: SlotState) -> np.ndarray:
+        return self._encoder.advance(before, after)
+
+    def _render_text(self, state: SlotState) -> str:
+        return render_slots(self.game.name, state, rows=self.rows)
+
+    def _render_rgb(self, state: SlotState) -> np.ndarray:
+        from quadrat_env.render import slots_frame  # Pillow is only needed for pictures
+
+        return slots_frame(self.game.name, state, rows=self.rows)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from quadrat_env.envs.base import PatienceEnv
-from quadrat_env.envs.slots import SlotEncoder, SlotLayout, render_slots
-from quadrat_env.rules.slots import GROUPS, SlotState, zudecken
+from quadrat_env.envs.slots import SlotEncoder, SlotEnv, SlotLayout
+from quadrat_env.rules.slots import GROUPS, zudecken
 
 #: Action number -> the slots it covers (``GROUPS[a]``); ``END`` ends a deal with no group.
 END = len(GROUPS)
@@ -17,7 +14,7 @@ UPCARDS, UNSEEN, STOCK = LAYOUT.upcards, LAYOUT.unseen, LAYOUT.stock
 SUIT_MATCH, RANK_MATCH = LAYOUT.suit_match, LAYOUT.rank_match
 
 
-class ZudeckenEnv(PatienceEnv):
+class ZudeckenEnv(SlotEnv):
     """Zudecken: cover groups of upcards that match in suit or rank until all 52 cards are gone.
 
     ## Description
@@ -79,21 +76,9 @@ class ZudeckenEnv(PatienceEnv):
     * v0: initial version.
     """
 
+    rows = 1  # the upcards drawn in one row
+
     def __init__(self, win: str = "cleared", cover: str = "groups", **kwargs: Any) -> None:
         self.layout = LAYOUT
         self._encoder = SlotEncoder(LAYOUT)
         super().__init__(zudecken(win=win, cover=cover), LAYOUT.size, **kwargs)
-
-    def _observe(self, state: SlotState) -> np.ndarray:
-        return self._encoder.reset(state)
-
-    def _observe_move(self, before: SlotState, after: SlotState) -> np.ndarray:
-        return self._encoder.advance(before, after)
-
-    def _render_text(self, state: SlotState) -> str:
-        return render_slots(self.game.name, state, rows=1)
-
-    def _render_rgb(self, state: SlotState) -> np.ndarray:
-        from quadrat_env.render import slots_frame  # Pillow is only needed for pictures
-
-        return slots_frame(self.game.name, state, rows=1)
