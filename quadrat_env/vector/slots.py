@@ -104,8 +104,8 @@ class SlotVectorEnv(PatienceVectorEnv):
         self._write_counts(ALL)
 
     def _write_counts(self, rows: Rows) -> None:
-        """The stock size and per-slot match counts (the same float64 numbers the single env casts),
-        written as one block: they are the last columns of the observation."""
+        """The stock size and per-slot match counts (the same float64 numbers the single env casts);
+        they are the last columns of the observation."""
         p, lay = self.game.pack_size, self.layout
         slots = self.slots[rows]
         empty = slots == EMPTY
