@@ -10,9 +10,13 @@ from gymnasium.vector import AutoresetMode
 import quadrat_env
 from quadrat_env.envs.slots import SlotLayout
 from quadrat_env.rules.base import IllegalMove
-from quadrat_env.vector import PatienceVectorEnv
+from quadrat_env.vector import PatienceVectorEnv, kernels
 
 ZU = "quadrat_env/Zudecken-v0"
+BACKENDS = [
+    "numpy",
+    pytest.param("numba", marks=pytest.mark.skipif(not kernels.AVAILABLE, reason="numba not installed")),
+]
 
 
 def assert_same(a, b, where: str) -> None:
@@ -39,6 +43,7 @@ def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: f
     return acts
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     ("env_id", "kwargs", "steps"),
     [(env_id, {}, 300) for env_id in quadrat_env.ENV_IDS]
@@ -48,10 +53,11 @@ def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: f
         ("quadrat_env/Quadrat-v0", {"max_episode_steps": 4}, 100),  # truncations
     ],
 )
-def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps):
-    native = gym.make_vec(env_id, num_envs=6, **kwargs)
+def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps, backend):
+    native = gym.make_vec(env_id, num_envs=6, backend=backend, **kwargs)
     sync = gym.make_vec(env_id, num_envs=6, vectorization_mode="sync", **kwargs)
     assert isinstance(native.unwrapped, PatienceVectorEnv)
+    assert native.unwrapped.backend == backend
     first = native.reset(seed=11), sync.reset(seed=11)
     assert_same(first[0], first[1], "reset")
     rng = np.random.default_rng(0)
@@ -155,6 +161,16 @@ def test_batched_constructor_checks_its_arguments():
         gym.make_vec(ZU, num_envs=2, render_mode="human")
     with pytest.raises(ValueError, match="reward_mode"):
         gym.make_vec(ZU, num_envs=2, reward_mode="shaped")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        gym.make_vec(ZU, num_envs=2, backend="cuda")
+
+
+def test_auto_backend_takes_numba_when_installed():
+    venv = gym.make_vec(ZU, num_envs=2).unwrapped
+    assert venv.backend == ("numba" if kernels.AVAILABLE else "numpy")
+    if not kernels.AVAILABLE:
+        with pytest.raises(ValueError, match="needs numba"):
+            gym.make_vec(ZU, num_envs=2, backend="numba")
 
 
 @pytest.mark.parametrize("env_id", quadrat_env.ENV_IDS)

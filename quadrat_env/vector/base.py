@@ -28,6 +28,7 @@ ALL = slice(None)
 #: Decks each env draws ahead from its generator at once (see ``_shuffled``).
 QUEUE = 16
 INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
+BACKENDS = ("auto", "numba", "numpy")
 
 
 class PatienceVectorEnv(VectorEnv):
@@ -38,6 +39,8 @@ class PatienceVectorEnv(VectorEnv):
     }
     #: The single-env class whose rules, spaces, checks and pictures this batch shares.
     single_env_class: ClassVar[type[PatienceEnv]]
+    #: Whether :mod:`quadrat_env.vector.kernels` has compiled loops for this game.
+    has_kernel: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -46,6 +49,7 @@ class PatienceVectorEnv(VectorEnv):
         max_episode_steps: int | None = None,
         copy: bool = True,
         render_mode: str | None = None,
+        backend: str = "auto",
         **kwargs: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -63,6 +67,7 @@ class PatienceVectorEnv(VectorEnv):
                 f"render_mode must be one of {[None, *self.metadata['render_modes']]} for a batched env "
                 f"(a window per deal is not offered), got {render_mode!r}"
             )
+        self.backend = self._pick_backend(backend)
         # The single env checks every other keyword and holds the rules, spaces and pictures.
         self.single = self.single_env_class(render_mode=render_mode, **kwargs)
         self.game = self.single.game
@@ -106,6 +111,16 @@ class PatienceVectorEnv(VectorEnv):
         """Play ``actions[i]`` in every env with ``active[i]`` (legal moves, never the end action)
         and bring those observations up to date; the other envs must not change."""
         raise NotImplementedError
+
+    def _advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """Play, then write the new masks of the ``active`` envs; which of them have no move left.
+
+        Whole-batch array operations: cheaper than gathering the active rows first. A compiled
+        backend replaces this with one pass per env."""
+        self._play(active, actions)
+        masks = self._legal(ALL)
+        np.copyto(self.masks, masks, where=active[:, None])
+        return active & ~masks.any(axis=1)
 
     def _cards_left(self, rows: Rows) -> np.ndarray:
         raise NotImplementedError
@@ -162,13 +177,9 @@ class PatienceVectorEnv(VectorEnv):
         terminated[ends] = True
         active = play & ~ends
         if active.any():
-            # Whole-batch array operations: cheaper than gathering the active rows first.
             dense = self.single.reward_mode == "dense"
             before = self._cards_left(ALL) if dense else None
-            self._play(active, acts)
-            masks = self._legal(ALL)
-            np.copyto(self.masks, masks, where=active[:, None])
-            over = active & ~masks.any(axis=1)
+            over = self._advance(active, acts)
             terminated |= over
             if dense:
                 rewards[active] += ((before - self._cards_left(ALL)) / self.game.pack_size)[active]
@@ -201,6 +212,21 @@ class PatienceVectorEnv(VectorEnv):
         self.single.close()
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _pick_backend(self, backend: Any) -> str:
+        """``"numba"`` (compiled loops), ``"numpy"``, or ``"auto"``: numba where this game has a
+        kernel and numba is installed. Both give identical results."""
+        from quadrat_env.vector import kernels
+
+        if not isinstance(backend, str) or backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+        if backend == "numba" and not self.has_kernel:
+            raise ValueError(f"backend='numba': {type(self).__name__} has no compiled kernel; use 'numpy'")
+        if backend == "numba" and not kernels.AVAILABLE:
+            raise ValueError("backend='numba' needs numba: pip install 'quadrat-env[fast]'")
+        if backend == "auto":
+            return "numba" if self.has_kernel and kernels.AVAILABLE else "numpy"
+        return backend
+
     def _restart(self, rows: np.ndarray, decks: np.ndarray) -> None:
         self.decks[rows] = decks
         self.elapsed[rows] = 0

@@ -16,6 +16,7 @@ import numpy as np
 from quadrat_env.envs import quadrille as q
 from quadrat_env.envs.quadrille import QuadrilleEnv
 from quadrat_env.rules.quadrille import EMPTY, NUM_PILES, QuadrilleState, accepts, pile_size
+from quadrat_env.vector import kernels
 from quadrat_env.vector.base import PatienceVectorEnv, Rows
 
 #: ACCEPTS[pile, top, card]: ``card`` may go on ``pile`` whose top is ``top`` (index 52 = empty).
@@ -37,9 +38,14 @@ _POS = np.arange(52)
 
 
 class QuadrilleVectorEnv(PatienceVectorEnv):
-    """``gym.make_vec("quadrat_env/Quadrille-v0", num_envs=N)``: N Quadrille deals as arrays."""
+    """``gym.make_vec("quadrat_env/Quadrille-v0", num_envs=N)``: N Quadrille deals as arrays.
+
+    ``backend="numba"`` runs :mod:`quadrat_env.vector.kernels`' compiled loops for dealing and
+    playing; ``"numpy"`` the array code below. ``"auto"`` (default) takes numba when installed.
+    """
 
     single_env_class = QuadrilleEnv
+    has_kernel = True
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
         super().__init__(num_envs, **kwargs)
@@ -53,7 +59,13 @@ class QuadrilleVectorEnv(PatienceVectorEnv):
         self.piles = np.full((n, NUM_PILES), EMPTY, dtype=np.int64)
         self.redeals_left = np.zeros(n, dtype=np.int64)
 
+    def _state_arrays(self) -> tuple[np.ndarray, ...]:
+        return self.seq, self.pos, self.hlen, self.stack, self.dcount, self.piles, self.redeals_left
+
     def _deal(self, rows: np.ndarray) -> None:
+        if self.backend == "numba":
+            kernels.quadrille_deal(rows, self.decks, *self._state_arrays(), self.obs, FILL, self.game.redeals)
+            return
         self.seq[rows] = self.decks[rows]
         self.pos[rows] = 0
         self.hlen[rows] = 52
@@ -70,6 +82,12 @@ class QuadrilleVectorEnv(PatienceVectorEnv):
         fits = ACCEPTS[np.arange(NUM_PILES), self.piles[rows], top]  # (k, 12)
         masks[:, 1:] = fits & (dcount > 0)[:, None]
         return masks
+
+    def _advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        if self.backend != "numba":
+            return super()._advance(active, actions)
+        return kernels.quadrille_play(active, actions, *self._state_arrays(), self.obs, self.masks, ACCEPTS,
+                                      FILL, self.game.redeals)  # fmt: skip
 
     def _play(self, active: np.ndarray, actions: np.ndarray) -> None:
         rows = np.flatnonzero(active)

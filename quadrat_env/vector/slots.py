@@ -15,6 +15,7 @@ import numpy as np
 from quadrat_env.envs.quadrat import QuadratEnv
 from quadrat_env.envs.zudecken import ZudeckenEnv
 from quadrat_env.rules.slots import _MATCH, EMPTY, GROUPS, NUM_PAIRS, SlotState, _legal_by_pattern
+from quadrat_env.vector import kernels
 from quadrat_env.vector.base import ALL, PatienceVectorEnv, Rows
 
 _PAIR_I = np.array([i for i, _ in GROUPS[:NUM_PAIRS]])
@@ -41,7 +42,13 @@ def _count(row: np.ndarray, cards: np.ndarray, k: int, weights: np.ndarray | Non
 
 
 class SlotVectorEnv(PatienceVectorEnv):
-    """N deals of a four-slot game at once (see the single env's docstring for the spec)."""
+    """N deals of a four-slot game at once (see the single env's docstring for the spec).
+
+    ``backend="numba"`` runs :mod:`quadrat_env.vector.kernels`' compiled loops for dealing and
+    playing; ``"numpy"`` the array code below. ``"auto"`` (default) takes numba when installed.
+    """
+
+    has_kernel = True
 
     def _alloc(self, n: int) -> None:
         game = self.game
@@ -57,11 +64,16 @@ class SlotVectorEnv(PatienceVectorEnv):
         for pattern, moves in enumerate(legal):
             self._mask_table[pattern, list(moves)] = 1
         self.layout = self.single.layout
+        self._ranks = self.layout.rank_match is not None  # Zudecken also counts unseen ranks
         self._index = np.append(self.layout.index, -1)  # card -> position in the pack (-1: EMPTY)
         self._row_base = np.arange(n)[:, None] * self.layout.size  # flat index of each row's start
         self._row_ids = np.repeat(np.arange(n)[:, None], 4, axis=1)
 
     def _deal(self, rows: np.ndarray) -> None:
+        if self.backend == "numba":
+            kernels.slot_deal(rows, self.decks, self.next, self.slots, self.unseen_counts, self.obs,
+                              self.layout.index, self.game.pack_size, self._ranks)  # fmt: skip
+            return
         decks = self.decks[rows]
         k, p, lay = len(rows), self.game.pack_size, self.layout
         self.next[rows] = 4
@@ -80,6 +92,13 @@ class SlotVectorEnv(PatienceVectorEnv):
         s = self.slots[rows] % 53  # EMPTY (-1) -> 52, the table's "matches nothing" row
         matches = self._match.reshape(-1)[s[:, _PAIR_I] * 53 + s[:, _PAIR_J]]  # (k, 6), one gather
         return self._mask_table[(matches << _BITS).sum(axis=1)]
+
+    def _advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        if self.backend != "numba":
+            return super()._advance(active, actions)
+        return kernels.slot_play(active, actions, self.decks, self.next, self.slots, self.unseen_counts,
+                                 self.obs, self.masks, COVER, self.layout.index, self._match,
+                                 self._mask_table, self.game.pack_size, self._ranks)  # fmt: skip
 
     def _play(self, active: np.ndarray, actions: np.ndarray) -> None:
         # Every env goes through the same array operations; inactive ones "play" NO_MOVE, which
