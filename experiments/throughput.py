@@ -72,8 +72,8 @@ def single_env(env_id: str, seconds: float) -> float:
     return timed(chunk, seconds)
 
 
-def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float) -> float:
-    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode)
+def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float, **kwargs: Any) -> float:
+    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
     rng = np.random.default_rng(0)
     _, info = venv.reset(seed=0)
     state = {"info": info}
@@ -84,6 +84,8 @@ def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float) -> 
         state["info"] = venv.step(actions)[4]
         return num_envs
 
+    for _ in range(3):  # warm up: the first steps may compile (numba) or load compiled code
+        step()
     result = timed(step, seconds)
     venv.close()
     return result
@@ -132,11 +134,16 @@ def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, 
             for mode in ("sync", None):
                 label = f"{'sync' if mode else 'native'} {env_id} x{n}"
                 tasks.append((label, lambda e=env_id, n=n, m=mode: vector_env(e, n, m, seconds)))
+        # the batched env's array code without the compiled loops, for comparison
+        label = f"native-numpy {env_id} x{SIZES[1]}"
+        tasks.append((label, lambda e=env_id: vector_env(e, SIZES[1], None, seconds, backend="numpy")))
     tasks.append(("greedy 100k Zudecken deals", greedy_deals))
     if ppo_timesteps:
         for vec in ("dummy", "native"):
             tasks.append((f"maskable_ppo {vec}", lambda v=vec: ppo_steps(v, ppo_timesteps)))
-    results: dict[str, Any] = {}
+    from quadrat_env.vector import kernels
+
+    results: dict[str, Any] = {"backend": "numba" if kernels.AVAILABLE else "numpy"}
     bar = tqdm(tasks, unit="task", disable=None if progress else True)
     for label, task in bar:
         bar.set_description(label)
@@ -147,15 +154,18 @@ def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, 
 def table(r: dict[str, Any]) -> str:
     bj, mid = r["single Blackjack-v1"], SIZES[1]
     head = " | ".join(f"native x{n}" for n in SIZES)
-    lines = [f"| env | single env steps/s | x Blackjack-v1 | {head} | native / sync x{mid} |",
-             "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [f"Native batched env backend: **{r['backend']}**.", "",
+             f"| env | single env steps/s | x Blackjack-v1 | {head} | native / sync x{mid} "
+             f"| numpy backend x{mid} |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for env_id in quadrat_env.ENV_IDS:
         one = r[f"single {env_id}"]
         native = [r[f"native {env_id} x{n}"] for n in SIZES]
         ratio = r[f"native {env_id} x{mid}"] / r[f"sync {env_id} x{mid}"]
         lines.append(f"| {env_id.split('/')[1]} | {one:,.0f} | {one / bj:.2f} | "
-                     + " | ".join(f"{v:,.0f}" for v in native) + f" | {ratio:.0f} |")  # fmt: skip
-    lines.append(f"| Blackjack-v1 (reference) | {bj:,.0f} | 1.00 | | | | |")
+                     + " | ".join(f"{v:,.0f}" for v in native)
+                     + f" | **{ratio:.0f}** | {r[f'native-numpy {env_id} x{mid}']:,.0f} |")  # fmt: skip
+    lines.append(f"| Blackjack-v1 (reference) | {bj:,.0f} | 1.00 | | | | | |")
     lines += ["", "| sync vector env | " + " | ".join(f"x{n}" for n in SIZES) + " |", "|---|---:|---:|---:|"]
     for env_id in quadrat_env.ENV_IDS:
         lines.append(
