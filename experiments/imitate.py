@@ -1,6 +1,6 @@
 """Teach a MaskablePPO policy to play Zudecken from the solver's labels (DAgger-style imitation).
 
-    python -m experiments.imitate --seed 0 --out runs/imitate
+    python -m experiments.imitate --seed 0 --out runs/imitate     # about 10 minutes on 2 cores
 
 Plain MaskablePPO does not get past the largest-group greedy on Zudecken (about 5%). The solver
 knows which moves still win a deal; averaged over many deals, "this move still wins, given what I
@@ -8,6 +8,7 @@ can see" is what a sampling planner estimates. Each round:
 
 1. play training deals (seeds below 10^9, never the benchmark's) with the current behaviour policy:
    round 0 plays a random winning move, later rounds the network itself, with some random moves;
+   ``--jobs`` worker processes share the deals;
 2. at every decision where some legal moves win and some do not, record the observation, the
    mask and which moves win (the solver runs on the true deck; the network only sees the
    observation);
@@ -15,9 +16,11 @@ can see" is what a sampling planner estimates. Each round:
    logit estimates P(the move wins | what the player sees)) and the value head to "the deal can
    still be won". The policy's argmax is then the move most likely to win.
 
-The result is an ordinary ``MaskablePPO`` model (its policy network trained this way), saved with
-``model.save`` and loaded with ``MaskablePPO.load``. A held-out validation set (other training seeds)
-picks the best round. The run folder holds ``config.yml``, ``rounds.json`` and ``model.zip``.
+The policy network sees the observation through :class:`agents.features.ZudeckenFeatures` (suit,
+rank and pair-match structure of the upcards; ``--features none`` for the bare observation).
+Validation deals (other training seeds) are played every ``--eval-every`` epochs, and the best
+checkpoint is kept. The result is an ordinary ``MaskablePPO`` model, saved with ``model.save`` and
+loaded with ``MaskablePPO.load``. The run folder holds ``config.yml``, ``rounds.json`` and ``model.zip``.
 """
 
 from __future__ import annotations
@@ -38,11 +41,17 @@ from agents.sb3_agent import SB3Agent
 from agents.solver import SlotSearch
 
 ENV_ID = "quadrat_env/Zudecken-v0"
-VALIDATION_SEEDS = range(900_000_000, 900_001_000)  # also below the benchmark's 10^9
+VALIDATION_SEEDS = range(900_000_000, 900_002_000)  # also below the benchmark's 10^9
+CHUNK = 2500  # deals per collection task; each task has its own generator, so --jobs never matters
+FEATURES = ("zudecken", "none")
 
 
 def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool) -> dict:
     """Play ``seeds``; label every informative decision with the moves that still win."""
+    if isinstance(model, (str, Path)):  # in a worker process: the behaviour policy, saved
+        from sb3_contrib import MaskablePPO
+
+        model = MaskablePPO.load(model, device="cpu")
     env = gym.make(ENV_ID).unwrapped
     game = env.game
     obs_l, mask_l, win_l = [], [], []
@@ -70,6 +79,39 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
                 action = int(model.predict(obs, action_masks=mask, deterministic=True)[0])
             obs, _, done, _, info = env.step(action)
     return {"obs": np.array(obs_l), "mask": np.array(mask_l), "wins": np.array(win_l)}
+
+
+def _collect_task(task: tuple[Any, int, int, float, tuple[int, ...], bool]) -> dict:
+    model, lo, hi, epsilon, rng_key, first = task
+    import torch
+
+    torch.set_num_threads(1)
+    return collect(model, range(lo, hi), epsilon, np.random.default_rng(rng_key), first)
+
+
+def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, ...], first: bool,
+                     jobs: int) -> dict:  # fmt: skip
+    """``collect`` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes, with a progress
+    bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the data does not depend on jobs."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm.auto import tqdm
+
+    tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first)
+             for k, lo in enumerate(range(seeds.start, seeds.stop, CHUNK))]  # fmt: skip
+    with tqdm(total=len(seeds), unit="deal", desc="solver labels", disable=None) as bar:
+        if jobs == 1:
+            parts = []
+            for task in tasks:
+                parts.append(_collect_task(task))
+                bar.update(task[2] - task[1])
+        else:
+            with ProcessPoolExecutor(jobs) as pool:
+                parts = []
+                for task, part in zip(tasks, pool.map(_collect_task, tasks), strict=True):
+                    parts.append(part)
+                    bar.update(task[2] - task[1])
+    return {k: np.concatenate([p[k] for p in parts if len(p[k])]) for k in ("obs", "mask", "wins")}
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int) -> float:
@@ -105,17 +147,27 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
     return loss_value
 
 
-def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+def validate(model: Any) -> float:
+    summary, _ = evaluate(ENV_ID, SB3Agent(model, "maskable_ppo", masked=True), VALIDATION_SEEDS,
+                          progress=False, n_envs=64)  # fmt: skip
+    return summary.win_rate
+
+
+def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
     import torch
     from sb3_contrib import MaskablePPO
+
+    from agents.features import ZudeckenFeatures
 
     torch.manual_seed(config["seed"])
     torch.set_num_threads(1)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    policy_kwargs: dict[str, Any] = {"net_arch": config["net_arch"]}
+    if config["features"] == "zudecken":
+        policy_kwargs["features_extractor_class"] = ZudeckenFeatures
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
-                        policy_kwargs={"net_arch": config["net_arch"]})  # fmt: skip
-    rng = np.random.default_rng(config["seed"])
+                        policy_kwargs=policy_kwargs)  # fmt: skip
     data: dict[str, np.ndarray] = {}
     rounds, best = [], -1.0
     start = time.perf_counter()
@@ -123,20 +175,26 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     first_seed = 100_000_000 * (1 + config["seed"])  # training deals differ per seed
     for r in range(config["rounds"]):
         seeds = range(first_seed + r * per_round, first_seed + (r + 1) * per_round)
-        new = collect(model, seeds, config["epsilon"], rng, first=r == 0)
+        behaviour = None
+        if r > 0:  # the workers load the current network from a file
+            behaviour = run_dir / "behaviour.zip"
+            model.save(behaviour)
+        new = collect_parallel(behaviour, seeds, config["epsilon"], (config["seed"], r), r == 0, jobs)
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
-        loss = fit(model, data, config["epochs"], config["batch_size"], config["learning_rate"],
-                   config["seed"] + r)  # fmt: skip
-        summary, _ = evaluate(ENV_ID, SB3Agent(model, "maskable_ppo", masked=True), VALIDATION_SEEDS,
-                              progress=False)  # fmt: skip
-        rounds.append({"round": r, "samples": len(data["obs"]), "loss": loss,
-                       "val_win_rate": summary.win_rate,
-                       "seconds": round(time.perf_counter() - start, 1)})  # fmt: skip
-        print(f"round {r}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
-              f"validation win rate {summary.win_rate:.2%} ({rounds[-1]['seconds']}s)", flush=True)
-        if summary.win_rate > best:
-            best = summary.win_rate
-            model.save(run_dir / "model.zip")
+        for e in range(0, config["epochs"], config["eval_every"]):
+            todo = min(config["eval_every"], config["epochs"] - e)
+            loss = fit(model, data, todo, config["batch_size"], config["learning_rate"],
+                       config["seed"] + 1000 * r + e)  # fmt: skip
+            win_rate = validate(model)
+            seconds = round(time.perf_counter() - start, 1)
+            rounds.append({"round": r, "epochs": e + todo, "samples": len(data["obs"]), "loss": loss,
+                           "val_win_rate": win_rate, "seconds": seconds})  # fmt: skip
+            print(f"round {r}, epoch {e + todo}: {len(data['obs'])} labelled decisions, loss {loss:.3f}, "
+                  f"validation win rate {win_rate:.2%} ({rounds[-1]['seconds']}s)", flush=True)  # fmt: skip
+            if win_rate > best:
+                best = win_rate
+                model.save(run_dir / "model.zip")
+    (run_dir / "behaviour.zip").unlink(missing_ok=True)
     (run_dir / "rounds.json").write_text(json.dumps(rounds, indent=2))
     return {"best_val_win_rate": best, "seconds": round(time.perf_counter() - start, 1), "rounds": rounds}
 
@@ -144,19 +202,27 @@ def run(config: dict[str, Any], run_dir: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--deals-per-round", type=int, default=10000)
-    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--deals-per-round", type=int, default=150_000)
+    p.add_argument("--epochs", type=int, default=16, help="passes over the data, per round")
+    p.add_argument("--eval-every", type=int, default=2, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
+    p.add_argument("--features", choices=FEATURES, default="zudecken")
+    p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     args = p.parse_args(argv)
-    if min(args.rounds, args.deals_per_round, args.epochs) < 1 or not 0 <= args.epsilon <= 1:
-        p.error("--rounds, --deals-per-round and --epochs must be >= 1; --epsilon in [0, 1]")
+    if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
+        p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
+    if not 0 <= args.epsilon <= 1:
+        p.error(f"--epsilon must be in [0, 1], got {args.epsilon}")
+    if args.seed < 0:
+        p.error(f"--seed must be >= 0, got {args.seed}")
     config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels (per-move BCE)",
-              "seed": args.seed, "rounds": args.rounds,
-              "deals_per_round": args.deals_per_round, "epochs": args.epochs, "epsilon": args.epsilon,
-              "batch_size": 256, "learning_rate": 1e-3, "net_arch": [256, 256]}  # fmt: skip
-    result = run(config, args.out / f"Zudecken-seed{args.seed}")
+              "seed": args.seed, "rounds": args.rounds, "deals_per_round": args.deals_per_round,
+              "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
+              "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
+              "net_arch": [256, 256]}  # fmt: skip
+    result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs)
     print(f"best validation win rate {result['best_val_win_rate']:.2%} after {result['seconds']}s")
     return 0
 

@@ -1,0 +1,64 @@
+"""Card-structure features for the Zudecken policy network (an SB3 features extractor).
+
+Zudecken's observation gives each upcard as a one-hot over 52 cards. Whether two upcards match
+(same suit or same rank) is then a product of two 52-wide one-hots, which an MLP has to learn
+from data pair by pair; with the ~10^5 labelled decisions imitation provides, it does not. This
+extractor computes what a player reads off the table at a glance, as a fixed function of the
+observation (no learned weights, nothing the observation does not hold):
+
+==================  =====  ======================================================
+piece               width  meaning
+==================  =====  ======================================================
+observation         269    the env's observation, unchanged
+slot suit           4x4    per slot: suit one-hot (all 0 if the slot is empty)
+slot rank           4x13   per slot: rank one-hot
+slot empty          4      per slot: 1 if empty
+pair match          6x2    per slot pair (0,1) (0,2) (0,3) (1,2) (1,3) (2,3): same suit, same rank
+unseen suits        4      unseen cards per suit / 13
+unseen ranks        13     unseen cards per rank / 4
+==================  =====  ======================================================
+
+It is used through ``policy_kwargs={"features_extractor_class": ZudeckenFeatures}``; a model
+saved with it loads with ``MaskablePPO.load`` wherever ``agents`` is importable.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import torch
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from quadrat_env.rules.slots import GROUPS
+
+PACK = 52
+UPCARDS = 4 * PACK  # observation [0, 208): four 52-wide one-hots
+UNSEEN = slice(UPCARDS, UPCARDS + PACK)  # observation [208, 260)
+PAIRS = [g for g in GROUPS if len(g) == 2]  # actions 0-5, in action order
+EXTRA = 4 * 4 + 4 * 13 + 4 + len(PAIRS) * 2 + 4 + 13
+
+
+class ZudeckenFeatures(BaseFeaturesExtractor):
+    """Observation plus the suit/rank structure of the upcards and of the unseen cards."""
+
+    def __init__(self, observation_space: gym.spaces.Box) -> None:
+        if observation_space.shape != (5 * PACK + 9,):
+            raise ValueError(f"ZudeckenFeatures expects Zudecken's (269,) observation, got "
+                             f"{observation_space.shape}")  # fmt: skip
+        super().__init__(observation_space, features_dim=observation_space.shape[0] + EXTRA)
+        cards = torch.arange(PACK)
+        # card c = suit*13 + rank: fixed 0/1 maps from the card one-hot to suit and rank one-hots
+        self.register_buffer("to_suit", nn.functional.one_hot(cards // 13, 4).float(), persistent=False)
+        self.register_buffer("to_rank", nn.functional.one_hot(cards % 13, 13).float(), persistent=False)
+        self.pairs = PAIRS
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        up = observations[:, :UPCARDS].reshape(-1, 4, PACK)
+        suit, rank = up @ self.to_suit, up @ self.to_rank  # (n, 4, 4), (n, 4, 13)
+        empty = 1.0 - up.sum(-1)
+        pair = [torch.stack([(suit[:, i] * suit[:, j]).sum(-1), (rank[:, i] * rank[:, j]).sum(-1)], -1)
+                for i, j in self.pairs]  # fmt: skip
+        unseen = observations[:, UNSEEN]
+        return torch.cat([observations, suit.flatten(1), rank.flatten(1), empty,
+                          torch.cat(pair, -1), unseen @ self.to_suit / 13, unseen @ self.to_rank / 4],
+                         dim=1)  # fmt: skip
