@@ -196,3 +196,21 @@ def test_single_env_incremental_observation_equals_full_encoding(env_id):
             legal = np.flatnonzero(info["action_mask"])
             obs, _, done, _, info = env.step(int(rng.choice(legal)))
         assert np.array_equal(obs, layout.encode(env.state))
+
+
+@pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Quadrille-v0"])
+def test_deck_queue_deals_what_single_resets_deal_past_refills(env_id):
+    # Each env draws QUEUE decks ahead; going through it twice and more must still deal exactly
+    # the decks that a single env's reset() deals from the same seed.
+    from quadrat_env.vector.base import QUEUE
+
+    venv = gym.make_vec(env_id, num_envs=2).unwrapped
+    singles = [gym.make(env_id).unwrapped for _ in range(2)]
+    venv.reset(seed=5)
+    for i, env in enumerate(singles):
+        env.reset(seed=5 + i)
+    for k in range(2 * QUEUE + 3):
+        for i, env in enumerate(singles):
+            assert venv.decks[i].tolist() == list(env._dealt), (k, i)
+            env.reset()
+        venv.reset()
