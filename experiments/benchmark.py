@@ -157,7 +157,8 @@ def training_table(models: Path) -> str:
                          f"{info['seconds']:.0f} | {info['steps_per_second']:,} |")  # fmt: skip
         elif rounds.is_file():
             last = json.loads(rounds.read_text())[-1]
-            method = f"imitation, {cfg['rounds']} rounds x {cfg['deals_per_round']:,} deals"
+            method = (f"imitation, {cfg['rounds']} round(s) x {cfg['deals_per_round']:,} deals, "
+                      f"{cfg['epochs']} epochs, features: {cfg.get('features', 'none')}")  # fmt: skip
             lines.append(f"| {stem} | {cfg['seed']} | {method} | {last['samples']:,} | "
                          f"{last['seconds']:.0f} | – |")  # fmt: skip
     return "\n".join(lines) + "\n"
