@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import gymnasium as gym
 import pytest
 import yaml
 
@@ -159,3 +160,17 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
     assert "| Zudecken-v0 |" in (tmp_path / "throughput.md").read_text()
     with pytest.raises(SystemExit):
         throughput.main(["--seconds", "0"])
+
+
+@pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Quadrille"])
+def test_committed_models_load_on_cpu_and_play_their_env(name):
+    from experiments.publish import MODELS
+
+    env_id = f"quadrat_env/{name}-v0"
+    for algo in train.ALGOS:
+        agent = SB3Agent.load(MODELS / f"{name}-{algo}.zip", algo)
+        assert agent.model.observation_space == gym.make(env_id).observation_space
+        summary, _ = evaluate(env_id, agent, range(3), progress=False)
+        assert summary.episodes == 3
+        if algo == "maskable_ppo":
+            assert summary.illegal_rate == 0.0
