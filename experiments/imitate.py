@@ -1,6 +1,6 @@
 """Teach a MaskablePPO policy to play Zudecken from the solver's labels (DAgger-style imitation).
 
-    python -m experiments.imitate --seed 0 --out runs/imitate     # about 10 minutes on 2 cores
+    python -m experiments.imitate --seed 0 --out runs/imitate     # about 8 minutes on 2 cores
 
 Plain MaskablePPO does not get past the largest-group greedy on Zudecken (about 5%). The solver
 knows which moves still win a deal; averaged over many deals, "this move still wins, given what I

@@ -174,3 +174,14 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
         assert summary.episodes == 3
         if algo == "maskable_ppo":
             assert summary.illegal_rate == 0.0
+
+
+def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
+    from experiments import imitate
+
+    monkeypatch.setattr(imitate, "CHUNK", 20)  # three chunks, each with its own generator
+    one = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
+    two = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=2)
+    assert len(one["obs"]) > 0
+    for key in ("obs", "mask", "wins"):
+        assert (one[key] == two[key]).all()
