@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import NamedTuple
 
 from quadrat_env.cards import check_pack, format_cards
@@ -106,7 +106,7 @@ class SlotGame:
                 slots[i] = EMPTY
         return SlotState(deck, nxt, (slots[0], slots[1], slots[2], slots[3]))
 
-    @property
+    @cached_property  # asked on every legal_moves call; a frozen dataclass still has a __dict__
     def _group_limit(self) -> int:
         # GROUPS is ordered by size: pairs are moves 0-5, triples 6-9, the four 10.
         return min(self.num_moves, {2: 6, 3: 10, 4: 11}[self.max_group])
