@@ -1,15 +1,18 @@
-"""Compiled loops for the batched slot games (Quadrat, Zudecken), used when numba is installed.
+"""Compiled loops for the batched envs (Quadrat, Zudecken, Quadrille), used when numba is installed.
 
-The numpy code in :mod:`quadrat_env.vector.slots` spends most of a step in the fixed cost of some
-forty array operations; one compiled pass per env does the same work without them (about 3x at
-1,024 envs). The loops compute exactly what the numpy code does, in the same float64 arithmetic
-cast to float32, and the equivalence tests run both against the single envs.
+The numpy code in :mod:`quadrat_env.vector.slots` and :mod:`quadrat_env.vector.quadrille` spends
+most of a step in the fixed cost of tens of array operations; one compiled pass per env does the
+same work without them (2-4x the env-steps/s at 1,024 envs; the README's speed table). The loops
+compute exactly what the numpy code does, in the same float64 arithmetic cast to float32, and the
+equivalence tests run both against the single envs.
 
 ``pip install "quadrat-env[fast]"`` installs numba; without it ``backend="auto"`` uses numpy.
 Compiled code is cached beside this file (numba's ``cache=True``), so only the first use compiles.
 """
 
 from __future__ import annotations
+
+from quadrat_env.envs import quadrille as _q
 
 try:
     import numba
@@ -102,9 +105,12 @@ def slot_deal(rows, decks, nxt, slots, counts, obs, index, pack, rank_features):
 
 
 # -- Quadrille ----------------------------------------------------------------------------------
-# Observation columns (quadrat_env.envs.quadrille): seven 52-wide blocks, then the counts.
-_IN_HAND, _IN_DISCARD, _ON_PILES, _HAND_ORDER, _DISCARD_ORDER, _DISCARD_TOP = 0, 52, 104, 156, 208, 260
-_PILE_SUIT, _PILE_FILL, _HAND_SIZE, _DISCARD_SIZE, _REDEALS_LEFT, _HAND_KNOWN = 312, 360, 372, 373, 374, 375
+# The single env's observation columns, as plain ints (numba compiles module ints in as constants).
+_IN_HAND, _IN_DISCARD, _ON_PILES = _q.IN_HAND.start, _q.IN_DISCARD.start, _q.ON_PILES.start
+_HAND_ORDER, _DISCARD_ORDER, _DISCARD_TOP = _q.HAND_ORDER.start, _q.DISCARD_ORDER.start, _q.DISCARD_TOP.start
+_PILE_SUIT, _PILE_FILL = _q.PILE_SUIT.start, _q.PILE_FILL.start
+_HAND_SIZE, _DISCARD_SIZE = _q.HAND_SIZE, _q.DISCARD_SIZE
+_REDEALS_LEFT, _HAND_KNOWN = _q.REDEALS_LEFT, _q.HAND_KNOWN
 
 
 @_jit
@@ -140,7 +146,7 @@ def _quadrille_encode(e, seq, pos, hlen, stack, dcount, piles, redeals_left, obs
 
 
 @_jit
-def _quadrille_legal(e, seq, pos, hlen, stack, dcount, piles, redeals_left, masks, accepts):  # noqa: ANN001, ANN202
+def _quadrille_legal(e, pos, hlen, stack, dcount, piles, redeals_left, masks, accepts):  # noqa: ANN001, ANN202
     """Env ``e``'s legal moves: deal (or redeal), and the discard top to each pile it fits."""
     d = dcount[e]
     can_deal = pos[e] < hlen[e] or (redeals_left[e] > 0 and d > 0)
@@ -179,7 +185,7 @@ def quadrille_play(active, actions, seq, pos, hlen, stack, dcount, piles, redeal
             piles[e, a - 1] = stack[e, dcount[e] - 1]
             dcount[e] -= 1
         _quadrille_encode(e, seq, pos, hlen, stack, dcount, piles, redeals_left, obs, fill, redeals)
-        over[e] = not _quadrille_legal(e, seq, pos, hlen, stack, dcount, piles, redeals_left, masks, accepts)
+        over[e] = not _quadrille_legal(e, pos, hlen, stack, dcount, piles, redeals_left, masks, accepts)
     return over
 
 
