@@ -99,18 +99,16 @@ def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, .
 
     tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first)
              for k, lo in enumerate(range(seeds.start, seeds.stop, CHUNK))]  # fmt: skip
+    pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
+    parts = []
     with tqdm(total=len(seeds), unit="deal", desc="solver labels", disable=None) as bar:
-        if jobs == 1:
-            parts = []
-            for task in tasks:
-                parts.append(_collect_task(task))
+        try:
+            for task, part in zip(tasks, (pool.map if pool else map)(_collect_task, tasks), strict=True):
+                parts.append(part)
                 bar.update(task[2] - task[1])
-        else:
-            with ProcessPoolExecutor(jobs) as pool:
-                parts = []
-                for task, part in zip(tasks, pool.map(_collect_task, tasks), strict=True):
-                    parts.append(part)
-                    bar.update(task[2] - task[1])
+        finally:
+            if pool is not None:
+                pool.shutdown()
     return {k: np.concatenate([p[k] for p in parts if len(p[k])]) for k in ("obs", "mask", "wins")}
 
 
