@@ -20,6 +20,7 @@ from gymnasium.vector.utils import batch_space
 from quadrat_env.cards import PACKS, parse_deck
 from quadrat_env.envs.base import PatienceEnv
 from quadrat_env.rules.base import IllegalMove
+from quadrat_env.vector import kernels
 
 RESET_OPTIONS = ("deck", "decks", "reset_mask")
 #: Env indices: an int array, or ``ALL`` (a slice: a view of every env, no gather).
@@ -39,8 +40,6 @@ class PatienceVectorEnv(VectorEnv):
     }
     #: The single-env class whose rules, spaces, checks and pictures this batch shares.
     single_env_class: ClassVar[type[PatienceEnv]]
-    #: Whether :mod:`quadrat_env.vector.kernels` has compiled loops for this game.
-    has_kernel: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -123,6 +122,18 @@ class PatienceVectorEnv(VectorEnv):
         np.copyto(self.masks, masks, where=active[:, None])
         return active & ~masks.any(axis=1)
 
+    # A game with compiled loops (:mod:`quadrat_env.vector.kernels`) overrides both of these; they
+    # replace ``_deal`` and ``_advance`` under ``backend="numba"``.
+    def _kernel_deal(self, rows: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _kernel_advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    @classmethod
+    def has_kernel(cls) -> bool:
+        return cls._kernel_advance is not PatienceVectorEnv._kernel_advance
+
     def _cards_left(self, rows: Rows) -> np.ndarray:
         raise NotImplementedError
 
@@ -180,7 +191,8 @@ class PatienceVectorEnv(VectorEnv):
         if active.any():
             dense = self.single.reward_mode == "dense"
             before = self._cards_left(ALL) if dense else None
-            over = self._advance(active, acts)
+            advance = self._kernel_advance if self.backend == "numba" else self._advance
+            over = advance(active, acts)
             terminated |= over
             if dense:
                 rewards[active] += ((before - self._cards_left(ALL)) / self.game.pack_size)[active]
@@ -216,23 +228,21 @@ class PatienceVectorEnv(VectorEnv):
     def _pick_backend(self, backend: Any) -> str:
         """``"numba"`` (compiled loops), ``"numpy"``, or ``"auto"``: numba where this game has a
         kernel and numba is installed. Both give identical results."""
-        from quadrat_env.vector import kernels
-
         if not isinstance(backend, str) or backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-        if backend == "numba" and not self.has_kernel:
+        if backend == "numba" and not self.has_kernel():
             raise ValueError(f"backend='numba': {type(self).__name__} has no compiled kernel; use 'numpy'")
         if backend == "numba" and not kernels.AVAILABLE:
             raise ValueError("backend='numba' needs numba: pip install 'quadrat-env[fast]'")
         if backend == "auto":
-            return "numba" if self.has_kernel and kernels.AVAILABLE else "numpy"
+            return "numba" if self.has_kernel() and kernels.AVAILABLE else "numpy"
         return backend
 
     def _restart(self, rows: np.ndarray, decks: np.ndarray) -> None:
         self.decks[rows] = decks
         self.elapsed[rows] = 0
         self.autoreset[rows] = False
-        self._deal(rows)
+        (self._kernel_deal if self.backend == "numba" else self._deal)(rows)
         masks = self._legal(rows)
         if self.end_action is not None:  # a deal that opens with no move offers only "end"
             masks[~masks.any(axis=1), self.end_action] = 1

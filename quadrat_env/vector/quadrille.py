@@ -45,7 +45,6 @@ class QuadrilleVectorEnv(PatienceVectorEnv):
     """
 
     single_env_class = QuadrilleEnv
-    has_kernel = True
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
         super().__init__(num_envs, **kwargs)
@@ -62,10 +61,10 @@ class QuadrilleVectorEnv(PatienceVectorEnv):
     def _state_arrays(self) -> tuple[np.ndarray, ...]:
         return self.seq, self.pos, self.hlen, self.stack, self.dcount, self.piles, self.redeals_left
 
+    def _kernel_deal(self, rows: np.ndarray) -> None:
+        kernels.quadrille_deal(rows, self.decks, *self._state_arrays(), self.obs, FILL, self.game.redeals)
+
     def _deal(self, rows: np.ndarray) -> None:
-        if self.backend == "numba":
-            kernels.quadrille_deal(rows, self.decks, *self._state_arrays(), self.obs, FILL, self.game.redeals)
-            return
         self.seq[rows] = self.decks[rows]
         self.pos[rows] = 0
         self.hlen[rows] = 52
@@ -83,9 +82,7 @@ class QuadrilleVectorEnv(PatienceVectorEnv):
         masks[:, 1:] = fits & (dcount > 0)[:, None]
         return masks
 
-    def _advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        if self.backend != "numba":
-            return super()._advance(active, actions)
+    def _kernel_advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
         return kernels.quadrille_play(active, actions, *self._state_arrays(), self.obs, self.masks, ACCEPTS,
                                       FILL, self.game.redeals)  # fmt: skip
 

@@ -48,8 +48,6 @@ class SlotVectorEnv(PatienceVectorEnv):
     playing; ``"numpy"`` the array code below. ``"auto"`` (default) takes numba when installed.
     """
 
-    has_kernel = True
-
     def _alloc(self, n: int) -> None:
         game = self.game
         self.next = np.zeros(n, dtype=np.int64)
@@ -69,11 +67,11 @@ class SlotVectorEnv(PatienceVectorEnv):
         self._row_base = np.arange(n)[:, None] * self.layout.size  # flat index of each row's start
         self._row_ids = np.repeat(np.arange(n)[:, None], 4, axis=1)
 
+    def _kernel_deal(self, rows: np.ndarray) -> None:
+        kernels.slot_deal(rows, self.decks, self.next, self.slots, self.unseen_counts, self.obs,
+                          self.layout.index, self.game.pack_size, self._ranks)  # fmt: skip
+
     def _deal(self, rows: np.ndarray) -> None:
-        if self.backend == "numba":
-            kernels.slot_deal(rows, self.decks, self.next, self.slots, self.unseen_counts, self.obs,
-                              self.layout.index, self.game.pack_size, self._ranks)  # fmt: skip
-            return
         decks = self.decks[rows]
         k, p, lay = len(rows), self.game.pack_size, self.layout
         self.next[rows] = 4
@@ -93,9 +91,7 @@ class SlotVectorEnv(PatienceVectorEnv):
         matches = self._match.reshape(-1)[s[:, _PAIR_I] * 53 + s[:, _PAIR_J]]  # (k, 6), one gather
         return self._mask_table[(matches << _BITS).sum(axis=1)]
 
-    def _advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        if self.backend != "numba":
-            return super()._advance(active, actions)
+    def _kernel_advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
         return kernels.slot_play(active, actions, self.decks, self.next, self.slots, self.unseen_counts,
                                  self.obs, self.masks, COVER, self.layout.index, self._match,
                                  self._mask_table, self.game.pack_size, self._ranks)  # fmt: skip
