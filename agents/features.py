@@ -29,20 +29,22 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from quadrat_env.rules.slots import GROUPS
+from quadrat_env.games.quadrat.kernel import NUM_SLOTS, PAIR_SLOTS
+from quadrat_env.games.zudecken.rules import zudecken
 
+LAYOUT = zudecken().layout  # the observation's pieces, as the env declares them
 PACK = 52
-UPCARDS = 4 * PACK  # observation [0, 208): four 52-wide one-hots
-UNSEEN = slice(UPCARDS, UPCARDS + PACK)  # observation [208, 260)
-PAIRS = [g for g in GROUPS if len(g) == 2]  # actions 0-5, in action order
-EXTRA = 4 * 4 + 4 * 13 + 4 + len(PAIRS) * 2 + 4 + 13
+UPCARDS = LAYOUT["upcards"].slice  # four 52-wide one-hots
+UNSEEN = LAYOUT["unseen"].slice
+PAIRS = list(PAIR_SLOTS)  # actions 0-5, in action order
+EXTRA = NUM_SLOTS * 4 + NUM_SLOTS * 13 + NUM_SLOTS + len(PAIRS) * 2 + 4 + 13
 
 
 class ZudeckenFeatures(BaseFeaturesExtractor):
     """Observation plus the suit/rank structure of the upcards and of the unseen cards."""
 
     def __init__(self, observation_space: gym.spaces.Box) -> None:
-        if observation_space.shape != (5 * PACK + 9,):
+        if observation_space.shape != (LAYOUT.size,):
             raise ValueError(f"ZudeckenFeatures expects Zudecken's (269,) observation, got "
                              f"{observation_space.shape}")  # fmt: skip
         super().__init__(observation_space, features_dim=observation_space.shape[0] + EXTRA)
@@ -53,7 +55,7 @@ class ZudeckenFeatures(BaseFeaturesExtractor):
         self.pairs = PAIRS
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        up = observations[:, :UPCARDS].reshape(-1, 4, PACK)
+        up = observations[:, UPCARDS].reshape(-1, NUM_SLOTS, PACK)
         suit, rank = up @ self.to_suit, up @ self.to_rank  # (n, 4, 4), (n, 4, 13)
         empty = 1.0 - up.sum(-1)
         pair = [torch.stack([(suit[:, i] * suit[:, j]).sum(-1), (rank[:, i] * rank[:, j]).sum(-1)], -1)

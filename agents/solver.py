@@ -4,13 +4,15 @@
 
 The line replays through ``env.reset(options={"deck": deck})`` with the ID's default kwargs.
 
-* Quadrat and Zudecken: depth-first search over the game's states, memoising states already
-  proven lost. The four slots are interchangeable (any subset can form a group; a refill only
-  decides which slot a card lands in), so a state is remembered as (stock position, sorted upcards).
-* Quadrille: a fitting card is always played, on the first pile of its kind that takes it.
-  That is exact: a card can only ever go on piles of one kind, all four of a kind are alike, and
-  taking it off the discard pile never hides a card (it uncovers one). So playing it now never
-  removes an option a later play needs. A full search without this rule, tried as a check,
+* Games that search (Quadrat, Zudecken): the game's compiled depth-first search
+  (:mod:`quadrat_env.core.kernel`), running the same compiled rules as the envs, remembering the
+  positions it has proven lost under the game's position key. For the four-slot games the slots
+  are interchangeable (any subset can form a group; a refill only decides which slot a card lands
+  in), so a position is (stock position, sorted upcards).
+* Games whose greedy rule is optimal (``GameSpec.greedy_is_optimal``; Quadrille): the greedy line.
+  For Quadrille that is exact: a card can only ever go on piles of one kind, all four of a kind are
+  alike, and taking it off the discard pile never hides a card (it uncovers one). So playing it now
+  never removes an option a later play needs. A full search without this rule, tried as a check,
   did not finish in 200,000 states on deals that always-play loses.
 
 Command line: ``python -m agents.solver Zudecken "AC 2C ..."`` or ``--seed 7``; ``--deals N`` times N
@@ -23,76 +25,76 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
-from quadrat_env.cards import parse_deck
-from quadrat_env.rules import GROUPS, QuadrilleGame, SlotGame
-from quadrat_env.rules.quadrille import QuadrilleState
-from quadrat_env.rules.slots import SlotState
+from quadrat_env.cards import PACKS, parse_deck
+from quadrat_env.core.rules import Rules
+from quadrat_env.registry import short_names, spec_for
 
 
 def solve(env_id: str, deck: str | Sequence[str | int], **env_kwargs: object) -> list[int] | None:
     """A winning line of actions for ``deck`` in the env ``env_id``, or ``None`` if none exists."""
-    game = gym.make(env_id, **env_kwargs).unwrapped.game
-    return solve_state(game, game.start(parse_deck(deck, game.pack_size)))
+    env = gym.make(env_id, **env_kwargs).unwrapped
+    game = env.game
+    return Solver(game, spec_for(env_id).greedy_is_optimal).line(game.start(parse_deck(deck, game.pack_size)))
 
 
-def solve_state(game: SlotGame | QuadrilleGame, state: SlotState | QuadrilleState) -> list[int] | None:
+def solve_state(game: Rules, state: Any, greedy_is_optimal: bool = False) -> list[int] | None:
     """A winning line from any state of ``game``, or ``None``."""
-    if isinstance(game, QuadrilleGame):
-        return _always_play(game, state)
-    return SlotSearch(game).line(state)
+    return Solver(game, greedy_is_optimal).line(state)
 
 
-class SlotSearch:
-    """Memoised DFS for Quadrat and Zudecken; one instance may serve many states of one deck."""
+class Solver:
+    """Decides positions of one game variant with the stock order known."""
 
-    def __init__(self, game: SlotGame) -> None:
-        self.game = game
-        self.lost: set[tuple[int, tuple[int, ...]]] = set()
-        self.nodes = 0
-        # Try the largest groups first: a win usually comes from clearing many cards at once.
-        self.order = {m: -len(GROUPS[m]) for m in range(game.num_moves)}
+    def __init__(self, game: Rules, greedy_is_optimal: bool = False) -> None:
+        self.game, self.greedy = game, greedy_is_optimal
+        kernel = game.kernel
+        if not greedy_is_optimal and kernel.solve_line is None:
+            raise ValueError(f"{game.name} has neither a position key to search with nor an optimal greedy rule")
+        self.order = np.array(game.search_order, dtype=np.int64)
+        self.buffer = np.zeros(game.max_moves + 1, dtype=np.int64)
+        if not greedy_is_optimal:  # compile (or load) the search now, not inside a timed decision
+            self.line(game.start(PACKS[game.pack_size]))
 
-    def line(self, state: SlotState) -> list[int] | None:
-        moves: list[int] = []
-        return moves[::-1] if self._win(state, moves) else None
+    def line(self, state: Any) -> list[int] | None:
+        """A winning line of moves from a readable state, or ``None``."""
+        return self.line_from_row(self.game.to_row(state))
 
-    def wins(self, state: SlotState) -> bool:
-        return self._win(state, [])
+    def line_from_row(self, row: np.ndarray) -> list[int] | None:
+        if self.greedy:
+            return self._greedy_line(row)
+        n = self.game.kernel.solve_line(row, self.game.params, self.order, self.game.max_moves, self.buffer)
+        return None if n < 0 else self.buffer[:n].tolist()
 
-    def _win(self, state: SlotState, line: list[int]) -> bool:
-        """DFS; on success ``line`` holds the winning moves in reverse order."""
-        key = (state.next, tuple(sorted(state.slots)))
-        if key in self.lost:
-            return False
-        self.nodes += 1
-        moves = self.game.legal_moves(state)
-        if not moves:
-            return self.game.is_won(state)
-        for move in sorted(moves, key=self.order.__getitem__):
-            if self._win(self.game.play_unchecked(state, move), line):
-                line.append(move)
-                return True
-        self.lost.add(key)
-        return False
+    def wins_after(self, row: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """For each legal move in ``moves``: does the deal in ``row`` still win after it?"""
+        wins = np.zeros(len(moves), dtype=np.bool_)
+        self.game.kernel.wins_after(row, np.asarray(moves, dtype=np.int64), self.game.params, self.order,
+                                    self.game.max_moves, wins)  # fmt: skip
+        return wins
 
-
-def _always_play(game: QuadrilleGame, state: QuadrilleState) -> list[int] | None:
-    line = []
-    while moves := game.legal_moves(state):
-        move = next((m for m in moves if m), 0)  # the first pile that takes it, else deal
-        line.append(move)
-        state = game.play(state, move)
-    return line if game.is_won(state) else None
+    def _greedy_line(self, row: np.ndarray) -> list[int] | None:
+        game, row = self.game, row.copy()
+        kernel, scratch = game.kernel, np.zeros(game.layout.size, dtype=np.float32)
+        mask, line = np.zeros(game.num_moves + 1, dtype=np.int8), []
+        while True:
+            mask[:] = 0
+            if not kernel.legal(row, mask, game.params):
+                return line if kernel.won(row, game.params) else None
+            move = game.greedy(mask)
+            line.append(move)
+            kernel.play(row, move, scratch, game.params)
 
 
 def _main(argv: list[str] | None = None) -> int:
 
-    import quadrat_env
+    import quadrat_env  # noqa: F401  (registers the games)
 
-    names = {i.split("/")[1].split("-")[0]: i for i in quadrat_env.ENV_IDS}
+    names = short_names()
     p = argparse.ArgumentParser(description="Solve a deal with the stock order known.")
     p.add_argument("game", help=f"one of {sorted(names)} or a full env ID")
     p.add_argument("deck", nargs="?", help="card codes, first dealt first, e.g. 'AC 2C ...'")
@@ -100,18 +102,19 @@ def _main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, help="time the solver on this many seeded deals")
     args = p.parse_args(argv)
     env_id = names.get(args.game, args.game)
-    if env_id not in quadrat_env.ENV_IDS:
+    if env_id not in names.values():
         p.error(f"unknown game {args.game!r}; choose from {sorted(names)}")
     if sum(x is not None for x in (args.deck, args.seed, args.deals)) != 1:
         p.error("give exactly one of: a deck, --seed, --deals")
     env = gym.make(env_id).unwrapped
+    solver = Solver(env.game, spec_for(env_id).greedy_is_optimal)
     if args.deals is not None:
         from tqdm.auto import tqdm
 
         start, wins = time.perf_counter(), 0
         for seed in tqdm(range(args.deals), unit="deal", disable=None):
             env.reset(seed=seed)
-            wins += solve_state(env.game, env.state) is not None
+            wins += solver.line(env.state) is not None
         secs = time.perf_counter() - start
         print(f"{env_id}: {wins}/{args.deals} deals winnable ({wins / args.deals:.2%}) "
               f"in {secs:.2f}s ({1000 * secs / args.deals:.2f} ms/deal)")  # fmt: skip
@@ -121,7 +124,7 @@ def _main(argv: list[str] | None = None) -> int:
         env.reset(seed=args.seed, options={"deck": deck} if deck else None)
     except ValueError as err:
         p.error(str(err))
-    line = solve_state(env.game, env.state)
+    line = solver.line(env.state)
     print(f"deck: {' '.join(env.deck)}")
     if line is None:
         print("not winnable")

@@ -25,10 +25,12 @@ import quadrat_env
 from agents import GreedyAgent, RandomAgent, evaluate, wilson
 from agents.planner import PlannerAgent
 from agents.sb3_agent import SB3Agent
-from agents.solver import solve_state
-from experiments.train import env_name
+from agents.solver import Solver
+from quadrat_env import seeds
+from quadrat_env.registry import short_name as env_name
+from quadrat_env.registry import spec_for
 
-EVAL_SEED = 1_000_000_000  # held-out deals: reset(seed=EVAL_SEED + i); training never seeds these
+EVAL_SEED = seeds.BENCHMARK.start  # held-out deals: reset(seed=EVAL_SEED + i); training never seeds these
 MODELS = Path(__file__).parent / "models"
 README = Path(__file__).parent.parent / "README.md"
 MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
@@ -44,16 +46,17 @@ def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
     return [(s, p) for s, p in found if p.is_file()]
 
 
-def bound_row(env_id: str, seeds: range) -> dict[str, Any]:
+def bound_row(env_id: str, deals: range) -> dict[str, Any]:
     """The clairvoyant solver: the share of deals that can be won at all."""
     env = gym.make(env_id).unwrapped
+    solver = Solver(env.game, spec_for(env_id).greedy_is_optimal)
     start, wins = time.perf_counter(), 0
-    for seed in seeds:
+    for seed in deals:
         env.reset(seed=seed)
-        wins += solve_state(env.game, env.state) is not None
-    low, high = wilson(wins, len(seeds))
-    return {"env_id": env_id, "agent": "solver (knows the stock)", "episodes": len(seeds), "wins": wins,
-            "win_rate": wins / len(seeds), "ci_low": low, "ci_high": high, "mean_cards_left": None,
+        wins += solver.line(env.state) is not None
+    low, high = wilson(wins, len(deals))
+    return {"env_id": env_id, "agent": "solver (knows the stock)", "episodes": len(deals), "wins": wins,
+            "win_rate": wins / len(deals), "ci_low": low, "ci_high": high, "mean_cards_left": None,
             "illegal_rate": 0.0, "seconds": time.perf_counter() - start}  # fmt: skip
 
 
@@ -71,7 +74,7 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     """Evaluate one agent on one env over the held-out deals (runs in a worker with --jobs)."""
     env_id, kind = task[0], task[1]
     if kind == "solver":
-        return bound_row(env_id, range(EVAL_SEED, EVAL_SEED + args.solver_deals))
+        return bound_row(env_id, seeds.BENCHMARK.take(args.solver_deals))
     deals, extra = args.deals, {}
     if kind == "random":
         agent: Any = RandomAgent(seed=0)
@@ -82,7 +85,7 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     else:
         agent, extra = SB3Agent.load(task[3], kind), {"algo": kind, "train_seed": task[2]}
     # 128 deals side by side: the networks predict on big batches
-    summary, _ = evaluate(env_id, agent, range(EVAL_SEED, EVAL_SEED + deals),
+    summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
                           progress=not args.no_progress, n_envs=128)  # fmt: skip
     print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
           f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} ({summary.seconds:.1f}s)",

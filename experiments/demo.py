@@ -15,8 +15,9 @@ import gymnasium as gym
 
 import quadrat_env
 from agents import Agent, GreedyAgent, RandomAgent, Summary, evaluate
+from quadrat_env import seeds
 
-SEED_BASE = 1_000_000  # demo deals: seeds SEED_BASE, SEED_BASE + 1, ...
+SEED_BASE = seeds.DEMO.start  # demo deals: seeds SEED_BASE, SEED_BASE + 1, ...
 
 
 def show_deal(env_id: str, agent: Agent, seed: int) -> None:
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.show):
             show_deal(env_id, GreedyAgent(env_id), SEED_BASE + i)
         for agent in (GreedyAgent(env_id), RandomAgent(seed=0)):
-            summary, _ = evaluate(env_id, agent, range(SEED_BASE, SEED_BASE + args.deals),
+            summary, _ = evaluate(env_id, agent, seeds.DEMO.take(args.deals),
                                   progress=not args.no_progress)  # fmt: skip
             rows.append(summary)
             print(f"{env_id:<26} {agent.name:<7} won {summary.wins}/{summary.episodes} "

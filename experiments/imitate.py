@@ -38,10 +38,11 @@ import yaml
 
 from agents import evaluate
 from agents.sb3_agent import SB3Agent
-from agents.solver import SlotSearch
+from agents.solver import Solver
+from quadrat_env import seeds
 
 ENV_ID = "quadrat_env/Zudecken-v0"
-VALIDATION_SEEDS = range(900_000_000, 900_002_000)  # also below the benchmark's 10^9
+VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHUNK = 2500  # deals per collection task; each task has its own generator, so --jobs never matters
 FEATURES = ("zudecken", "none")
 
@@ -53,19 +54,17 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
 
         model = MaskablePPO.load(model, device="cpu")
     env = gym.make(ENV_ID).unwrapped
-    game = env.game
+    solver = Solver(env.game)
     obs_l, mask_l, win_l = [], [], []
     for seed in seeds:
         obs, info = env.reset(seed=seed)
-        search = SlotSearch(game)  # one memo per deal: every state shares its deck
         done = False
         while not done:
             mask = info["action_mask"].astype(bool)
             moves = np.flatnonzero(mask)
             wins = np.zeros(len(mask), dtype=np.float32)
             if len(moves) > 1:
-                for m in moves:
-                    wins[m] = search.wins(game.play_unchecked(env.state, int(m)))
+                wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)
                 if 0 < wins.sum() < len(moves):
                     obs_l.append(obs)
                     mask_l.append(mask)
@@ -170,14 +169,14 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
     rounds, best = [], -1.0
     start = time.perf_counter()
     per_round = config["deals_per_round"]
-    first_seed = 100_000_000 * (1 + config["seed"])  # training deals differ per seed
+    deals = seeds.imitation(config["seed"], config["rounds"] * per_round)  # training deals differ per seed
     for r in range(config["rounds"]):
-        seeds = range(first_seed + r * per_round, first_seed + (r + 1) * per_round)
+        todo = deals[r * per_round : (r + 1) * per_round]
         behaviour = None
         if r > 0:  # the workers load the current network from a file
             behaviour = run_dir / "behaviour.zip"
             model.save(behaviour)
-        new = collect_parallel(behaviour, seeds, config["epsilon"], (config["seed"], r), r == 0, jobs)
+        new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), r == 0, jobs)
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
@@ -213,8 +212,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
     if not 0 <= args.epsilon <= 1:
         p.error(f"--epsilon must be in [0, 1], got {args.epsilon}")
-    if args.seed < 0:
-        p.error(f"--seed must be >= 0, got {args.seed}")
+    try:
+        seeds.imitation(args.seed, args.rounds * args.deals_per_round)
+    except ValueError as err:
+        p.error(str(err))
     config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels (per-move BCE)",
               "seed": args.seed, "rounds": args.rounds, "deals_per_round": args.deals_per_round,
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,

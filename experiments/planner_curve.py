@@ -14,8 +14,9 @@ from pathlib import Path
 
 from agents import evaluate
 from agents.planner import PlannerAgent
+from quadrat_env import seeds
 
-EVAL_SEEDS = 2_000_000  # held-out deals: seeds EVAL_SEEDS, EVAL_SEEDS + 1, ...
+EVAL_SEEDS = seeds.PLANNER_CURVE.start  # the curve's deals: seeds EVAL_SEEDS, EVAL_SEEDS + 1, ...
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for samples in args.samples:
         agent = PlannerAgent(args.env, samples=samples, time_budget=args.time_budget, seed=0)
-        summary, episodes = evaluate(args.env, agent, range(EVAL_SEEDS, EVAL_SEEDS + args.deals))
+        summary, episodes = evaluate(args.env, agent, seeds.PLANNER_CURVE.take(args.deals))
         decisions = sum(e.steps for e in episodes)
         row = {**summary.as_dict(), "samples": samples,
                "seconds_per_decision": summary.seconds / decisions}  # fmt: skip

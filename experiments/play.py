@@ -13,12 +13,10 @@ from typing import TextIO
 import gymnasium as gym
 import numpy as np
 
-import quadrat_env
-from quadrat_env.cards import card_symbol
-from quadrat_env.rules import GROUPS
-from quadrat_env.rules.quadrille import PILE_NAMES
+import quadrat_env  # noqa: F401  (registers the games)
+from quadrat_env.registry import short_names
 
-GAMES = {i.split("/")[1].rsplit("-v", 1)[0]: i for i in quadrat_env.ENV_IDS}
+GAMES = short_names()
 
 
 def describe(env: gym.Env, action: int) -> str:
@@ -26,15 +24,7 @@ def describe(env: gym.Env, action: int) -> str:
     u = env.unwrapped
     if action == u.end_action:
         return "end the game (no move is possible)"
-    state = u.state
-    if "Quadrille" in u.game.name:
-        if action == 0:
-            return "deal" if state.hand else "redeal (turn the discard pile over)"
-        return f"play {card_symbol(state.discard[-1])} to {PILE_NAMES[action - 1]}"
-    slots = GROUPS[action]
-    verb = "lay off" if u.game.name.startswith("Quadrat") else "cover"
-    cards = " ".join(card_symbol(state.slots[i]) for i in slots)
-    return f"{verb} slots {', '.join(map(str, slots))} ({cards})"
+    return u.game.describe(u.state, action)
 
 
 def hints(env_id: str, obs: np.ndarray, mask: np.ndarray) -> list[str]:

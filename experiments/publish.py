@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from experiments.train import env_name
+from quadrat_env.registry import short_name as env_name
 
 MODELS = Path(__file__).parent / "models"
 

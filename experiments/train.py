@@ -19,16 +19,13 @@ from typing import Any
 import yaml
 
 import quadrat_env
+from quadrat_env import seeds
+from quadrat_env.registry import short_name as env_name
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
 RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env")
 VEC_ENVS = ("dummy", "native")
-
-
-def env_name(env_id: str) -> str:
-    """``quadrat_env/Zudecken-v0`` -> ``Zudecken``."""
-    return env_id.split("/")[-1].rsplit("-v", 1)[0]
 
 
 def load_hyperparams(algo: str, env_id: str, path: Path | None = None) -> dict[str, Any]:
@@ -121,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     try:
         config = resolve(args)
+        seeds.rl_training(args.seed, int(config["n_envs"]))  # refuses seeds that reach other deals
     except ValueError as err:
         p.error(str(err))
     run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"

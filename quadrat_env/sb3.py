@@ -25,13 +25,13 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
-from quadrat_env.vector.base import INFO_KEYS, PatienceVectorEnv
+from quadrat_env.core.vector import INFO_KEYS, PatienceVectorEnv
 
 _STEP_KEYS = tuple(k for k in INFO_KEYS if k != "action_mask")  # masks come via action_masks()
 
 
 class SB3VecEnv(VecEnv):
-    """SB3's ``VecEnv`` interface over a :class:`~quadrat_env.vector.base.PatienceVectorEnv`."""
+    """SB3's ``VecEnv`` interface over a :class:`~quadrat_env.core.vector.PatienceVectorEnv`."""
 
     def __init__(self, venv: PatienceVectorEnv) -> None:
         if not isinstance(venv, PatienceVectorEnv):

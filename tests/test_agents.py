@@ -5,23 +5,24 @@ import numpy as np
 import pytest
 
 from agents import GreedyAgent, RandomAgent, evaluate, play_episode, wilson
-from agents.greedy import largest_group, play_else_deal
 
 DEALS = range(500_000, 501_000)  # a fixed set of 1000 deals
 
 
 def test_greedy_rules_read_the_mask():
+    largest_group = GreedyAgent("quadrat_env/Zudecken-v0").act_batch
+    play_else_deal = GreedyAgent("quadrat_env/Quadrille-v0").act_batch
     zu = np.zeros(12, dtype=np.int8)
     zu[[1, 3, 6, 8]] = 1  # two pairs and two triples: the first triple wins
-    assert largest_group(zu) == 6
+    assert largest_group(zu[None]).tolist() == [6]
     zu[:] = 0
     zu[11] = 1
-    assert largest_group(zu) == 11  # "end" only when it is all there is
+    assert largest_group(zu[None]).tolist() == [11]  # "end" only when it is all there is
     qu = np.zeros(13, dtype=np.int8)
     qu[[0, 7, 9]] = 1
-    assert play_else_deal(qu) == 7
+    assert play_else_deal(qu[None]).tolist() == [7]
     qu[[7, 9]] = 0
-    assert play_else_deal(qu) == 0
+    assert play_else_deal(qu[None]).tolist() == [0]
 
 
 @pytest.mark.parametrize(("env_id", "low", "high"), [
@@ -65,7 +66,7 @@ def test_predict_refuses_missing_or_empty_masks():
         agent.predict(np.zeros(269))
     with pytest.raises(ValueError, match="allows no action"):
         agent.predict(np.zeros(269), action_masks=np.zeros(12))
-    with pytest.raises(ValueError, match="no greedy rule"):
+    with pytest.raises(ValueError, match="not a quadrat_env patience"):
         GreedyAgent("CartPole-v1")
 
 

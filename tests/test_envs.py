@@ -15,8 +15,8 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import quadrat_env
+from quadrat_env import IllegalMove
 from quadrat_env.cards import format_cards
-from quadrat_env.rules import IllegalMove
 
 IDS = quadrat_env.ENV_IDS
 

@@ -153,8 +153,6 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
     assert data["single Blackjack-v1"] > 0
     for env_id in ("quadrat_env/Zudecken-v0", "quadrat_env/Quadrille-v0"):
         assert data[f"native {env_id} x16"] > 0 and data[f"sync {env_id} x16"] > 0
-        assert data[f"native-numpy {env_id} x8"] > 0
-    assert data["backend"] in ("numba", "numpy")
     greedy = data["greedy 100k Zudecken deals"]
     assert greedy["deals"] == 2000 and 0.01 < greedy["win_rate"] < 0.12
     assert "| Zudecken-v0 |" in (tmp_path / "throughput.md").read_text()

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.features import EXTRA, PAIRS, ZudeckenFeatures  # noqa: E402
-from quadrat_env.rules.slots import EMPTY  # noqa: E402
+from quadrat_env.games.quadrat.kernel import EMPTY  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from agents.planner import PlannerAgent
-from quadrat_env.rules.slots import EMPTY
+from quadrat_env.games.quadrat.kernel import EMPTY
 
 ZU = "quadrat_env/Zudecken-v0"
 
@@ -46,7 +46,7 @@ def test_decode_recovers_what_the_player_sees():
     obs, _ = env.reset(seed=9)
     env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
     obs = env.unwrapped._obs
-    state, unseen = PlannerAgent(ZU, samples=1).decode(obs)
+    state, unseen = PlannerAgent(ZU, samples=1).game.decode(obs)
     true = env.unwrapped.state
     assert state.slots == true.slots and state.next == true.next
     assert sorted(unseen.tolist()) == sorted(true.deck[true.next :])

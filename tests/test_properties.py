@@ -11,10 +11,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from quadrat_env import IllegalMove
 from quadrat_env.cards import FULL_PACK, SKAT_PACK
-from quadrat_env.rules import GROUPS, IllegalMove, QuadrilleGame, quadrat, zudecken
-from quadrat_env.rules.quadrille import EMPTY as NO_CARD
-from quadrat_env.rules.slots import EMPTY
+from quadrat_env.games.quadrat.reference import EMPTY, GROUPS, quadrat, zudecken
+from quadrat_env.games.quadrille.reference import EMPTY as NO_CARD
+from quadrat_env.games.quadrille.reference import QuadrilleGame
 
 SLOT_GAMES = {"Quadrat": quadrat(32), "Quadrat52": quadrat(52), "Zudecken": zudecken(),
               "ZudeckenPairs": zudecken(cover="pairs")}  # fmt: skip

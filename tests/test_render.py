@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agents.greedy import RULES
 from experiments import play, record
 
 DATA = Path(__file__).parent / "data"
@@ -21,7 +20,7 @@ POSITIONS = {"Quadrat": (11, 2), "Quadrat52": (12, 2), "Zudecken": (13, 3), "Qua
 def frame_after(game: str, seed: int, moves: int) -> np.ndarray:
     env = gym.make(play.GAMES[game], render_mode="rgb_array")
     _, info = env.reset(seed=seed)
-    rule = RULES[type(env.unwrapped).__name__]
+    rule = env.unwrapped.game.greedy
     for _ in range(moves):
         _, _, done, _, info = env.step(rule(info["action_mask"]))
         assert not done
@@ -57,7 +56,7 @@ def test_terminal_play_a_whole_game_with_a_hint_and_a_bad_entry():
     _, info = env.reset(seed=8)
     moves, done = [], False
     while not done:  # the greedy line of a deal that it wins
-        moves.append(RULES["QuadratEnv"](info["action_mask"]))
+        moves.append(env.unwrapped.game.greedy(info["action_mask"]))
         _, _, done, _, info = env.step(moves[-1])
     assert info["won"]
     keys = "h\nseven\n99\n" + "\n".join(map(str, moves)) + "\n"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import always_play, deck_starting, play_out
 
+from quadrat_env import IllegalMove
 from quadrat_env.cards import format_cards, parse_card, parse_deck
-from quadrat_env.rules import IllegalMove, QuadrilleGame
-from quadrat_env.rules.quadrille import DEAL, EMPTY, accepts, pile_size
+from quadrat_env.games.quadrille.reference import DEAL, EMPTY, QuadrilleGame, accepts, pile_size
 
 GAME = QuadrilleGame()
 C = parse_card

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import deck_starting, play_out
 
+from quadrat_env import IllegalMove
 from quadrat_env.cards import SKAT_PACK, format_cards, parse_card, parse_deck
-from quadrat_env.rules import IllegalMove, quadrat, zudecken
-from quadrat_env.rules.slots import EMPTY, SlotState
+from quadrat_env.games.quadrat.reference import EMPTY, SlotState, quadrat, zudecken
 
 Q32, Q52, ZU = quadrat(32), quadrat(52), zudecken()
 

@@ -8,9 +8,10 @@ import gymnasium as gym
 import pytest
 from conftest import always_play, deck_starting, play_from
 
-from agents.solver import SlotSearch, solve, solve_state
+from agents.solver import Solver, solve, solve_state
 from quadrat_env.cards import SKAT_PACK, format_cards
-from quadrat_env.rules import QuadrilleGame, quadrat
+from quadrat_env.games.quadrat.rules import quadrat
+from quadrat_env.games.quadrille.rules import QuadrilleRules
 
 WINNING_QUADRILLE = "QC QD QH QS " + " ".join(f"{r}{s}" for s in "CDHS" for r in "5432AK6789TJ")
 RANK_BY_RANK = " ".join(f"{r}{s}" for r in "A23456789TJQK" for s in "CDHS")
@@ -79,16 +80,16 @@ def test_quadrat_solver_agrees_with_any_legal_play(n_cards):
         env.reset(seed=seed)
         state = env.unwrapped.state
         any_play = play_from(game, state, rng.choice)
-        assert game.is_won(any_play) == (SlotSearch(game).line(state) is not None), seed
+        assert game.is_won(any_play) == (Solver(game).line(state) is not None), seed
 
 
 def test_quadrille_solver_matches_always_play_and_no_deferring_policy_beats_it():
-    game, rng = QuadrilleGame(), random.Random(0)
+    game, rng = QuadrilleRules(), random.Random(0)
     env = gym.make("quadrat_env/Quadrille-v0").unwrapped
     for seed in range(150):
         env.reset(seed=seed)
         always = game.is_won(play_from(game, env.state, always_play))
-        assert always == (solve_state(game, env.state) is not None)
+        assert always == (solve_state(game, env.state, greedy_is_optimal=True) is not None)
         for eps in (0.05, 0.2):  # deal instead of playing now and then
 
             def defer(moves, eps=eps):

@@ -8,15 +8,10 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import quadrat_env
-from quadrat_env.envs.slots import SlotLayout
-from quadrat_env.rules.base import IllegalMove
-from quadrat_env.vector import PatienceVectorEnv, kernels
+from quadrat_env import IllegalMove
+from quadrat_env.core.vector import QUEUE, PatienceVectorEnv
 
 ZU = "quadrat_env/Zudecken-v0"
-BACKENDS = [
-    "numpy",
-    pytest.param("numba", marks=pytest.mark.skipif(not kernels.AVAILABLE, reason="numba not installed")),
-]
 
 
 def assert_same(a, b, where: str) -> None:
@@ -43,7 +38,6 @@ def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: f
     return acts
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     ("env_id", "kwargs", "steps"),
     [(env_id, {}, 300) for env_id in quadrat_env.ENV_IDS]
@@ -53,11 +47,10 @@ def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: f
         ("quadrat_env/Quadrat-v0", {"max_episode_steps": 4}, 100),  # truncations
     ],
 )
-def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps, backend):
-    native = gym.make_vec(env_id, num_envs=6, backend=backend, **kwargs)
+def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps):
+    native = gym.make_vec(env_id, num_envs=6, **kwargs)
     sync = gym.make_vec(env_id, num_envs=6, vectorization_mode="sync", **kwargs)
     assert isinstance(native.unwrapped, PatienceVectorEnv)
-    assert native.unwrapped.backend == backend
     first = native.reset(seed=11), sync.reset(seed=11)
     assert_same(first[0], first[1], "reset")
     rng = np.random.default_rng(0)
@@ -161,16 +154,6 @@ def test_batched_constructor_checks_its_arguments():
         gym.make_vec(ZU, num_envs=2, render_mode="human")
     with pytest.raises(ValueError, match="reward_mode"):
         gym.make_vec(ZU, num_envs=2, reward_mode="shaped")
-    with pytest.raises(ValueError, match="backend must be one of"):
-        gym.make_vec(ZU, num_envs=2, backend="cuda")
-
-
-def test_auto_backend_takes_numba_when_installed():
-    venv = gym.make_vec(ZU, num_envs=2).unwrapped
-    assert venv.backend == ("numba" if kernels.AVAILABLE else "numpy")
-    if not kernels.AVAILABLE:
-        with pytest.raises(ValueError, match="needs numba"):
-            gym.make_vec(ZU, num_envs=2, backend="numba")
 
 
 @pytest.mark.parametrize("env_id", quadrat_env.ENV_IDS)
@@ -183,27 +166,10 @@ def test_batched_render_shows_each_deal(env_id):
     assert len(texts) == 2 and texts[1] == single.render()
 
 
-@pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Quadrat52-v0", ZU])
-def test_single_env_incremental_observation_equals_full_encoding(env_id):
-    env = gym.make(env_id).unwrapped
-    layout: SlotLayout = env.layout
-    rng = np.random.default_rng(1)
-    for seed in range(40):
-        obs, info = env.reset(seed=seed)
-        done = False
-        while not done:
-            assert np.array_equal(obs, layout.encode(env.state))
-            legal = np.flatnonzero(info["action_mask"])
-            obs, _, done, _, info = env.step(int(rng.choice(legal)))
-        assert np.array_equal(obs, layout.encode(env.state))
-
-
 @pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Quadrille-v0"])
 def test_deck_queue_deals_what_single_resets_deal_past_refills(env_id):
     # Each env draws QUEUE decks ahead; going through it twice and more must still deal exactly
     # the decks that a single env's reset() deals from the same seed.
-    from quadrat_env.vector.base import QUEUE
-
     venv = gym.make_vec(env_id, num_envs=2).unwrapped
     singles = [gym.make(env_id).unwrapped for _ in range(2)]
     venv.reset(seed=5)

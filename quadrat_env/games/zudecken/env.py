@@ -1,21 +1,17 @@
-"""Zudecken: cover upcards that match in suit or rank (52 cards)."""
+"""Zudecken: cover upcards that match in suit or rank (52 cards); its env and batched env."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from quadrat_env.envs.slots import SlotEncoder, SlotEnv, SlotLayout
-from quadrat_env.rules.slots import GROUPS, zudecken
+from quadrat_env.core.vector import PatienceVectorEnv
+from quadrat_env.games.quadrat.env import SlotEnv, indent
+from quadrat_env.games.zudecken.rules import zudecken
 
-#: Action number -> the slots it covers (``GROUPS[a]``); ``END`` ends a deal with no group.
-END = len(GROUPS)
-LAYOUT = SlotLayout(52, rank_features=True)
-UPCARDS, UNSEEN, STOCK = LAYOUT.upcards, LAYOUT.unseen, LAYOUT.stock
-SUIT_MATCH, RANK_MATCH = LAYOUT.suit_match, LAYOUT.rank_match
+LAYOUT = zudecken().layout
 
-
-class ZudeckenEnv(SlotEnv):
-    """Zudecken: cover groups of upcards that match in suit or rank until all 52 cards are gone.
+_DOC = """class ZudeckenEnv(SlotEnv):
+Zudecken: cover groups of upcards that match in suit or rank until all 52 cards are gone.
 
     ## Description
     Four upcards lie in a row, slots 0-3, dealt from the top of a 52-card stock. A move covers a
@@ -43,13 +39,7 @@ class ZudeckenEnv(SlotEnv):
     ## Observation Space
     `Box(0, 1, (269,), float32)`; card `c` (0..51, `suit*13 + rank`, rank 0 = Ace) sits at offset `c`.
 
-    | indices       | constant     | meaning                                               |
-    |---------------|--------------|-------------------------------------------------------|
-    | `[0, 208)`    | `UPCARDS`    | slot `i` one-hot at `52*i + c`; all zero if empty      |
-    | `[208, 260)`  | `UNSEEN`     | 1 for each card still in the stock (order hidden)      |
-    | `260`         | `STOCK`      | stock size / 48                                        |
-    | `[261, 265)`  | `SUIT_MATCH` | per slot: unseen cards of its suit / 12                |
-    | `[265, 269)`  | `RANK_MATCH` | per slot: unseen cards of its rank / 3                 |
+{obs}
 
     Covered cards are the ones neither showing nor unseen, so the observation holds all a careful
     player knows; the match counts are derived from it, as a player would count.
@@ -68,7 +58,7 @@ class ZudeckenEnv(SlotEnv):
     `gym.make("quadrat_env/Zudecken-v0", win="cleared", cover="groups")`, and
     `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
     `illegal_action` ("penalize" or "raise" an `IllegalMove`), `illegal_penalty` (>= 0).
-    `reset(seed=...)` shuffles with `self.np_random`; `reset(options={"deck": [...]})` replays a deal
+    `reset(seed=...)` shuffles with `self.np_random`; `reset(options={{"deck": [...]}})` replays a deal
     given as card codes, index 0 dealt first. `info["action_mask"]` (int8) and `action_masks()`
     (bool) give the legal actions.
 
@@ -76,9 +66,17 @@ class ZudeckenEnv(SlotEnv):
     * v0: initial version.
     """
 
+
+class ZudeckenEnv(SlotEnv):
+    __doc__ = _DOC.format(obs=indent(LAYOUT.table()))
+
     rows = 1  # the upcards drawn in one row
 
     def __init__(self, win: str = "cleared", cover: str = "groups", **kwargs: Any) -> None:
-        self.layout = LAYOUT
-        self._encoder = SlotEncoder(LAYOUT)
-        super().__init__(zudecken(win=win, cover=cover), LAYOUT.size, **kwargs)
+        super().__init__(zudecken(win=win, cover=cover), **kwargs)
+
+
+class ZudeckenVectorEnv(PatienceVectorEnv):
+    """``gym.make_vec("quadrat_env/Zudecken-v0", num_envs=N)``: N Zudecken deals stepped at once."""
+
+    single_env_class = ZudeckenEnv

@@ -1,4 +1,8 @@
-"""Quadrat and Zudecken: four upcards over a stock; a move takes away a group of matching upcards.
+"""The readable reference rules of Quadrat and Zudecken, the test oracle of the compiled rules.
+
+The env, the batched env, the solver and the planner run :mod:`quadrat_env.games.quadrat.kernel`;
+the tests play this module side by side with it and require the same states, moves and
+observations. Four upcards over a stock; a move takes away a group of matching upcards.
 
 Both games share this engine; they differ in what "matching" means, which group sizes are allowed
 and what counts as a win:
@@ -19,20 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import NamedTuple
 
-from quadrat_env.cards import check_pack, format_cards
-from quadrat_env.rules.base import IllegalMove
+import numpy as np
 
-EMPTY = -1
+from quadrat_env.cards import PACKS, check_pack, format_cards
+from quadrat_env.core.rules import IllegalMove
+from quadrat_env.games.quadrat.kernel import EMPTY, GROUPS, MOVES_UP_TO, NUM_PAIRS
+from quadrat_env.games.quadrat.rules import SlotState
 
-#: Move number -> the slots it takes away. Quadrat uses moves 0-5, Zudecken all eleven.
-GROUPS: tuple[tuple[int, ...], ...] = (
-    (0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3),
-    (0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 3),
-    (0, 1, 2, 3),
-)  # fmt: skip
-NUM_PAIRS = 6
 _PAIR_SLOTS = GROUPS[:NUM_PAIRS]
 _GROUP_BITS = tuple((g, sum(1 << i for i in g)) for g in GROUPS)
 #: _MATCH[match_rank][a][b]: 1 if cards a and b match (same suit, or also same rank), else 0.
@@ -45,18 +43,6 @@ _MATCH = tuple(
     )
     for by_rank in (False, True)
 )  # fmt: skip
-
-
-class SlotState(NamedTuple):
-    deck: tuple[int, ...]
-    #: Index in ``deck`` of the next stock card; the stock is ``deck[next:]``.
-    next: int
-    #: The four upcards (card numbers), ``EMPTY`` where a slot is empty.
-    slots: tuple[int, int, int, int]
-
-    @property
-    def stock_size(self) -> int:
-        return len(self.deck) - self.next
 
 
 @dataclass(frozen=True)
@@ -109,7 +95,7 @@ class SlotGame:
     @cached_property  # asked on every legal_moves call; a frozen dataclass still has a __dict__
     def _group_limit(self) -> int:
         # GROUPS is ordered by size: pairs are moves 0-5, triples 6-9, the four 10.
-        return min(self.num_moves, {2: 6, 3: 10, 4: 11}[self.max_group])
+        return min(self.num_moves, MOVES_UP_TO[self.max_group])
 
     def is_over(self, state: SlotState) -> bool:
         return not self.legal_moves(state)
@@ -170,3 +156,25 @@ def zudecken(win: str = "cleared", cover: str = "groups") -> SlotGame:
         win_needs_clear=win == "cleared",
         num_moves=len(GROUPS),
     )
+
+
+def observe(state: SlotState, pack_size: int, rank_counts: bool) -> np.ndarray:
+    """The observation of a state, computed from scratch (the layout of ``slot_layout``)."""
+    p = pack_size
+    index = np.full(52, -1, dtype=np.int64)
+    index[list(PACKS[p])] = np.arange(p)
+    obs = np.zeros(5 * p + (9 if rank_counts else 5), dtype=np.float32)
+    unseen = state.deck[state.next :]
+    if unseen:
+        obs[4 * p + index[list(unseen)]] = 1.0
+    obs[5 * p] = len(unseen) / (p - 4)
+    suits = np.bincount([c // 13 for c in unseen], minlength=4)
+    ranks = np.bincount([c % 13 for c in unseen], minlength=13)
+    for i, c in enumerate(state.slots):
+        if c == EMPTY:
+            continue
+        obs[i * p + index[c]] = 1.0
+        obs[5 * p + 1 + i] = suits[c // 13] / (p // 4 - 1)
+        if rank_counts:
+            obs[5 * p + 5 + i] = ranks[c % 13] / 3
+    return obs

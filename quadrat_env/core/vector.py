@@ -1,10 +1,11 @@
-"""The batched adapter shared by every game: N deals stepped at once on numpy arrays.
+"""The batched adapter shared by every game: N deals stepped at once, one compiled pass per step.
 
-A game's batched env subclasses :class:`PatienceVectorEnv` and supplies the state arrays and four
-array functions (deal, legal moves, play, encode); seeding, autoreset, rewards, masks, infos and
-every input check are common, and mirror :class:`~quadrat_env.envs.base.PatienceEnv` exactly:
-env ``i`` of a batch behaves step for step like a single env wrapped by ``gym.make`` (with its
-``TimeLimit``) inside :class:`gymnasium.vector.SyncVectorEnv`. The tests check that.
+A game's batched env subclasses :class:`PatienceVectorEnv` and names its single-env class; the
+deals are rows of one state array, stepped by the game's compiled rules (the same code the single
+env runs, :mod:`quadrat_env.core.kernel`). Seeding, autoreset, rewards, masks, infos and every
+input check are common, and mirror :class:`~quadrat_env.core.env.PatienceEnv` exactly: env ``i`` of
+a batch behaves step for step like a single env wrapped by ``gym.make`` (with its ``TimeLimit``)
+inside :class:`gymnasium.vector.SyncVectorEnv`. The tests check that.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from quadrat_env.cards import PACKS, parse_deck
-from quadrat_env.envs.base import PatienceEnv
-from quadrat_env.rules.base import IllegalMove
-from quadrat_env.vector import kernels
+from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.rules import IllegalMove
 
 RESET_OPTIONS = ("deck", "decks", "reset_mask")
 #: Env indices: an int array, or ``ALL`` (a slice: a view of every env, no gather).
@@ -29,7 +29,6 @@ ALL = slice(None)
 #: Decks each env draws ahead from its generator at once (see ``_shuffled``).
 QUEUE = 64
 INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
-BACKENDS = ("auto", "numba", "numpy")
 
 
 class PatienceVectorEnv(VectorEnv):
@@ -48,7 +47,6 @@ class PatienceVectorEnv(VectorEnv):
         max_episode_steps: int | None = None,
         copy: bool = True,
         render_mode: str | None = None,
-        backend: str = "auto",
         **kwargs: Any,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -66,7 +64,6 @@ class PatienceVectorEnv(VectorEnv):
                 f"render_mode must be one of {[None, *self.metadata['render_modes']]} for a batched env "
                 f"(a window per deal is not offered), got {render_mode!r}"
             )
-        self.backend = self._pick_backend(backend)
         # The single env checks every other keyword and holds the rules, spaces and pictures.
         self.single = self.single_env_class(render_mode=render_mode, **kwargs)
         self.game = self.single.game
@@ -83,6 +80,7 @@ class PatienceVectorEnv(VectorEnv):
         self.end_action = self.single.end_action
         n, p = self.num_envs, self.game.pack_size
         self.decks = np.zeros((n, p), dtype=np.int64)  # the deal of each env, index 0 dealt first
+        self.states = np.zeros((n, self.game.state_size), dtype=np.int64)  # the rules' state rows
         self.obs = np.zeros((n, self.single_observation_space.shape[0]), dtype=np.float32)
         self.masks = np.zeros((n, self.n_actions), dtype=np.int8)
         self.elapsed = np.zeros(n, dtype=np.int64)
@@ -93,57 +91,11 @@ class PatienceVectorEnv(VectorEnv):
         self.queue_pos = np.full(n, QUEUE, dtype=np.int64)
         self._packs = np.tile(self.pack.astype(np.int8), (QUEUE, 1))
         self._started = False
-        self._alloc(n)
-
-    # -- what a subclass supplies (``rows`` is an int array of env indices) --------------------
-    def _alloc(self, n: int) -> None:
-        raise NotImplementedError
-
-    def _deal(self, rows: np.ndarray) -> None:
-        """Start the deals ``self.decks[rows]`` and write their full observations."""
-        raise NotImplementedError
-
-    def _legal(self, rows: Rows) -> np.ndarray:
-        """Legal-move masks (len(rows), n_actions) int8, without the dead-start end action."""
-        raise NotImplementedError
-
-    def _play(self, active: np.ndarray, actions: np.ndarray) -> None:
-        """Play ``actions[i]`` in every env with ``active[i]`` (legal moves, never the end action)
-        and bring those observations up to date; the other envs must not change."""
-        raise NotImplementedError
-
-    def _advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """Play, then write the new masks of the ``active`` envs; which of them have no move left.
-
-        Whole-batch array operations: cheaper than gathering the active rows first. A compiled
-        backend replaces this with one pass per env."""
-        self._play(active, actions)
-        masks = self._legal(ALL)
-        np.copyto(self.masks, masks, where=active[:, None])
-        return active & ~masks.any(axis=1)
-
-    # A game with compiled loops (:mod:`quadrat_env.vector.kernels`) overrides both of these; they
-    # replace ``_deal`` and ``_advance`` under ``backend="numba"``.
-    def _kernel_deal(self, rows: np.ndarray) -> None:
-        raise NotImplementedError
-
-    def _kernel_advance(self, active: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
-
-    @classmethod
-    def has_kernel(cls) -> bool:
-        return cls._kernel_advance is not PatienceVectorEnv._kernel_advance
-
-    def _cards_left(self, rows: Rows) -> np.ndarray:
-        raise NotImplementedError
-
-    def _won(self, rows: np.ndarray) -> np.ndarray:
-        """Whether the deals ``rows``, which have no legal move left, are won."""
-        raise NotImplementedError
+        self._cards = np.zeros(n, dtype=np.int64)
 
     def state(self, i: int) -> Any:
-        """The rules' state of env ``i`` (as the single env's ``env.state``)."""
-        raise NotImplementedError
+        """The rules' readable state of env ``i`` (as the single env's ``env.state``)."""
+        return self.game.view(self.states[i])
 
     # -- Gymnasium API ---------------------------------------------------------------------------
     def reset(
@@ -189,14 +141,13 @@ class PatienceVectorEnv(VectorEnv):
         terminated[ends] = True
         active = play & ~ends
         if active.any():
-            dense = self.single.reward_mode == "dense"
-            before = self._cards_left(ALL) if dense else None
-            advance = self._kernel_advance if self.backend == "numba" else self._advance
-            over = advance(active, acts)
+            over = np.zeros(n, dtype=bool)
+            removed = np.zeros(n, dtype=np.int64)
+            self.game.kernel.step_rows(active, acts, self.states, self.obs, self.masks, self.game.params,
+                                       over, won, removed)  # fmt: skip
             terminated |= over
-            if dense:
-                rewards[active] += ((before - self._cards_left(ALL)) / self.game.pack_size)[active]
-            won[over] = self._won(np.flatnonzero(over))
+            if self.single.reward_mode == "dense":
+                rewards[active] += removed[active] / self.game.pack_size
             rewards[won] += 1.0
         self.elapsed[live] += 1
         truncated = np.zeros(n, dtype=bool)
@@ -218,37 +169,22 @@ class PatienceVectorEnv(VectorEnv):
             return None
         if not self._started:
             raise RuntimeError("render() called before reset(); call reset() first")
-        draw = self.single._render_rgb if self.render_mode == "rgb_array" else self.single._render_text
+        draw = self.single.draw_rgb if self.render_mode == "rgb_array" else self.single.draw_text
         return tuple(draw(self.state(i)) for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
         self.single.close()
 
     # -- helpers ---------------------------------------------------------------------------------
-    def _pick_backend(self, backend: Any) -> str:
-        """``"numba"`` (compiled loops), ``"numpy"``, or ``"auto"``: numba where this game has a
-        kernel and numba is installed. Both give identical results."""
-        if not isinstance(backend, str) or backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-        if backend == "numba" and not self.has_kernel():
-            raise ValueError(f"backend='numba': {type(self).__name__} has no compiled kernel; use 'numpy'")
-        if backend == "numba" and not kernels.AVAILABLE:
-            raise ValueError("backend='numba' needs numba: pip install 'quadrat-env[fast]'")
-        if backend == "auto":
-            return "numba" if self.has_kernel() and kernels.AVAILABLE else "numpy"
-        return backend
-
     def _restart(self, rows: np.ndarray, decks: np.ndarray) -> None:
         self.decks[rows] = decks
         self.elapsed[rows] = 0
         self.autoreset[rows] = False
-        (self._kernel_deal if self.backend == "numba" else self._deal)(rows)
-        masks = self._legal(rows)
-        if self.end_action is not None:  # a deal that opens with no move offers only "end"
-            masks[~masks.any(axis=1), self.end_action] = 1
-        elif not masks.any(axis=1).all():
-            raise AssertionError(f"{self.game.name} dealt a start with no legal move")
-        self.masks[rows] = masks
+        dead = self.game.kernel.reset_rows(rows, decks, self.states, self.obs, self.masks, self.game.params)
+        if len(dead):  # a deal that opens with no move offers only "end"
+            if self.end_action is None:
+                raise AssertionError(f"{self.game.name} dealt a start with no legal move")
+            self.masks[dead, self.end_action] = 1
 
     def _shuffled(self, rows: np.ndarray, given: Mapping[int, tuple[int, ...]] | None = None) -> np.ndarray:
         """New decks for ``rows``: the given ones, else the next deck each env's generator deals.
@@ -285,7 +221,8 @@ class PatienceVectorEnv(VectorEnv):
         present = np.zeros(n, dtype=bool)
         present[rows] = True
         cards = np.zeros(n, dtype=np.int64)
-        cards[rows] = self._cards_left(rows)
+        self.game.kernel.cards_rows(self.states, self.game.params, self._cards)
+        cards[rows] = self._cards[rows]
         if present.all():
             masks = self.masks.copy()
         else:

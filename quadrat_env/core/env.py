@@ -1,7 +1,9 @@
 """The Gymnasium adapter shared by every game: reset, step, masks, rewards and input checks.
 
-A game's environment subclasses :class:`PatienceEnv` and supplies the rules object, the observation
-encoding and the text picture; everything else (and every error message) is common.
+A game's environment subclasses :class:`PatienceEnv`, passes its :class:`~quadrat_env.core.rules.Rules`
+and supplies its pictures (``draw_text`` and ``draw_rgb``) and its docstring, the spec. Each reset and
+step is one call of the game's compiled rules, which keep the state row, the observation and the mask
+up to date in place; everything else (and every error message) is common.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import numpy as np
 from gymnasium import spaces
 
 from quadrat_env.cards import PACKS, card_code, parse_deck
-from quadrat_env.rules.base import Game, IllegalMove
+from quadrat_env.core.kernel import CARDS, OVER, REMOVED, WON
+from quadrat_env.core.rules import IllegalMove, Rules
 
 REWARD_MODES = ("sparse", "dense")
 _INT_TYPES = frozenset(
@@ -31,8 +34,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
 
     def __init__(
         self,
-        game: Game[Any],
-        obs_size: int,
+        game: Rules[Any],
         *,
         render_mode: str | None = None,
         reward_mode: str = "sparse",
@@ -53,30 +55,33 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self.illegal_penalty = float(illegal_penalty)
         self.end_action: int | None = game.num_moves if self.has_end_action else None
         self.action_space = spaces.Discrete(game.num_moves + int(self.has_end_action))
-        self.observation_space = spaces.Box(0.0, 1.0, (obs_size,), np.float32)
-        self.state: Any = None
+        self.observation_space = spaces.Box(0.0, 1.0, (game.layout.size,), np.float32)
         self._window: Any = None  # the pygame window of render_mode="human", opened on first use
         self._dealt: tuple[int, ...] = ()
         self._n_actions = int(self.action_space.n)
-        # Masks are shared read-only arrays, one per set of legal moves (never written in place).
-        self._masks: dict[tuple[int, ...], np.ndarray] = {}
-        self._mask = self._mask_of(())
-        self._obs = np.zeros(obs_size, dtype=np.float32)
+        # The compiled rules update these in place: the state row, observation and mask.
+        self._row = np.zeros(game.state_size, dtype=np.int64)
+        self._obs = np.zeros(game.layout.size, dtype=np.float32)
+        self._mask = np.zeros(self._n_actions, dtype=np.int8)
+        self._out = np.zeros(4, dtype=np.int64)  # what step_one reports: over, won, removed, cards
+        self._started = False
         self._over = False
+        self._won = False
+        self._cards = 0
 
     # -- what a subclass supplies ------------------------------------------------------------
-    def _observe(self, state: Any) -> np.ndarray:
+    def draw_text(self, state: Any) -> str:
+        """The ``ansi`` picture of a (readable) state."""
         raise NotImplementedError
 
-    def _render_text(self, state: Any) -> str:
+    def draw_rgb(self, state: Any) -> np.ndarray:
+        """The ``rgb_array`` picture of a (readable) state."""
         raise NotImplementedError
 
-    def _render_rgb(self, state: Any) -> np.ndarray:
-        raise NotImplementedError
-
-    def _observe_move(self, before: Any, after: Any) -> np.ndarray:
-        """The observation after a move from ``before``; a subclass may update it in place."""
-        return self._observe(after)
+    @property
+    def state(self) -> Any:
+        """The rules' readable state (None before the first reset)."""
+        return self.game.view(self._row) if self._started else None
 
     # -- Gymnasium API -------------------------------------------------------------------------
     def reset(
@@ -87,11 +92,17 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         super().reset(seed=seed)
         if deck is None:
             deck = tuple(self.np_random.permutation(PACKS[self.game.pack_size]).tolist())
-        self.state = self.game.start(deck)
+        kernel = self.game.kernel
+        any_move = kernel.reset_one(self._row, np.array(deck, dtype=np.int64), self._obs, self._mask,
+                                    self.game.params)  # fmt: skip
+        if not any_move:  # a deal that opens with no move offers only "end"
+            if self.end_action is None:
+                raise AssertionError(f"{self.game.name} dealt a start with no legal move")
+            self._mask[self.end_action] = 1
         self._dealt = deck
-        self._over = False
-        self._obs = self._observe(self.state)
-        self._set_mask(self.game.legal_moves(self.state), dead_start=True)
+        self._started = True
+        self._over = self._won = False
+        self._cards = int(kernel.cards_left(self._row, self.game.params))
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), self._info()
@@ -106,7 +117,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
                 f"action {action!r} is outside the action space {self.action_space} "
                 f"(expected an integer 0..{self.action_space.n - 1})"
             )
-        if self.state is None:
+        if not self._started:
             raise RuntimeError("step() called before reset(); call reset() first")
         if self._over:
             raise RuntimeError("step() called after the episode ended; call reset() first")
@@ -121,20 +132,15 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             return self._obs.copy(), -self.illegal_penalty, False, False, info
         if a == self.end_action:
             self._over = True
-            self._mask = self._mask_of(())
+            self._mask[:] = 0
             return self._obs.copy(), 0.0, True, False, self._info()
-        dense = self.reward_mode == "dense"
-        cards_before = self.game.cards_left(self.state) if dense else 0  # only dense rewards need it
-        before = self.state
-        self.state = self.game.play_unchecked(before, a)  # the mask already said it is legal
-        legal = self.game.legal_moves(self.state)
-        self._over = not legal
-        self._obs = self._observe_move(before, self.state)
-        self._set_mask(legal, dead_start=False)
+        out = self._out
+        self.game.kernel.step_one(self._row, a, self._obs, self._mask, self.game.params, out)
+        self._over, self._won, self._cards = bool(out[OVER]), bool(out[WON]), int(out[CARDS])
         reward = 0.0
-        if dense:
-            reward += (cards_before - self.game.cards_left(self.state)) / self.game.pack_size
-        if self._over and self.game.is_won(self.state):
+        if self.reward_mode == "dense":
+            reward += int(out[REMOVED]) / self.game.pack_size
+        if self._won:
             reward += 1.0
         if self.render_mode == "human":
             self.render()
@@ -150,18 +156,18 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
                 "render() called without a render_mode; pass render_mode='ansi' or 'rgb_array' to gym.make"
             )
             return None
-        if self.state is None:
+        if not self._started:
             raise RuntimeError("render() called before reset(); call reset() first")
         if self.render_mode == "rgb_array":
-            return self._render_rgb(self.state)
+            return self.draw_rgb(self.state)
         if self.render_mode == "human":
             if self._window is None:
-                from quadrat_env.render import Window
+                from quadrat_env.core.render import Window
 
                 self._window = Window(self.game.name, self.metadata["render_fps"])
-            self._window.show(self._render_rgb(self.state))
+            self._window.show(self.draw_rgb(self.state))
             return None
-        return self._render_text(self.state)
+        return self.draw_text(self.state)
 
     def close(self) -> None:
         if self._window is not None:
@@ -175,30 +181,14 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         """The current deal as card codes, for ``reset(options={"deck": env.deck})`` replays."""
         return tuple(card_code(c) for c in self._dealt)
 
-    def _set_mask(self, legal: tuple[int, ...], dead_start: bool) -> None:
-        if dead_start and not legal:
-            if self.end_action is None:  # no game without an end action can open with no move
-                raise AssertionError(f"{self.game.name} dealt a start with no legal move")
-            legal = (self.end_action,)
-        self._mask = self._mask_of(legal)
-
-    def _mask_of(self, legal: tuple[int, ...]) -> np.ndarray:
-        mask = self._masks.get(legal)
-        if mask is None:
-            mask = np.zeros(self._n_actions, dtype=np.int8)
-            mask[list(legal)] = 1
-            mask.flags.writeable = False
-            self._masks[legal] = mask
-        return mask
-
     def _info(self) -> dict[str, Any]:
         # Every key is always present (Monitor's info_keywords and vector envs want fixed keys);
         # "won" is True only in the step that ends a won game.
         return {
             "action_mask": self._mask.copy(),
-            "cards_left": self.game.cards_left(self.state),
+            "cards_left": self._cards,
             "illegal_action": False,
-            "won": self._over and self.game.is_won(self.state),
+            "won": self._won,
         }
 
     def _deck_from_options(self, options: Mapping[str, Any] | None) -> tuple[int, ...] | None:

@@ -1,20 +1,35 @@
-"""Quadrat: the German patience with a 32-card Skat pack (or 52 cards)."""
+"""Quadrat: the German patience with a 32-card Skat pack (or 52 cards); its env and batched env."""
 
 from __future__ import annotations
 
-from typing import Any
+import textwrap
+from typing import Any, ClassVar
 
-from quadrat_env.envs.slots import SlotEncoder, SlotEnv, SlotLayout
-from quadrat_env.rules.slots import quadrat
+import numpy as np
 
-#: Action numbers: lay off the pair of slots ``PAIRS[a]``; ``END`` ends a deal with no pair.
-PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
-END = 6
-LAYOUTS = {32: SlotLayout(32, rank_features=False), 52: SlotLayout(52, rank_features=False)}
+from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.vector import PatienceVectorEnv
+from quadrat_env.games.quadrat.picture import slots_frame, slots_text
+from quadrat_env.games.quadrat.rules import SlotState, quadrat, slot_layout
 
 
-class QuadratEnv(SlotEnv):
-    """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until the stock is used up.
+def indent(table: str) -> str:
+    return textwrap.indent(table, "    ")
+
+
+class SlotEnv(PatienceEnv):
+    """What the Quadrat and Zudecken envs share: pictures with the upcards in ``rows`` rows."""
+
+    rows: ClassVar[int] = 1
+
+    def draw_text(self, state: SlotState) -> str:
+        return slots_text(self.game.name, state, rows=self.rows)
+
+    def draw_rgb(self, state: SlotState) -> np.ndarray:
+        return slots_frame(self.game.name, state, rows=self.rows)
+
+
+_DOC = """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until the stock is used up.
 
     ## Description
     Four upcards lie in slots 0-3, a 2x2 square read row by row (0 1 / 2 3), dealt from the top of
@@ -41,15 +56,14 @@ class QuadratEnv(SlotEnv):
 
     ## Observation Space
     `Box(0, 1, (5P + 5,), float32)` with `P` the pack size (shape 165 for 32 cards, 265 for 52).
-    Cards are indexed by their position `k` in the pack (`SlotLayout.index`; the Skat pack in the
-    order A 7 8 9 T J Q K of clubs, then diamonds, hearts, spades).
+    Cards are indexed by their place `k` in the pack (the Skat pack in the order A 7 8 9 T J Q K of
+    clubs, then diamonds, hearts, spades; 52 cards as `suit*13 + rank`). 32 cards:
 
-    | indices          | meaning                                                        |
-    |------------------|----------------------------------------------------------------|
-    | `[0, 4P)`        | upcards: slot `i` one-hot at `i*P + k`; all zero if empty       |
-    | `[4P, 5P)`       | unseen: 1 for each card still in the stock (its order is hidden) |
-    | `5P`             | stock size / (P - 4)                                            |
-    | `[5P+1, 5P+5)`   | per slot: unseen cards of its suit / (P/4 - 1)                 |
+{obs32}
+
+    52 cards:
+
+{obs52}
 
     The laid-off cards are the ones neither showing nor unseen, so the observation holds all a
     careful player knows.
@@ -69,7 +83,7 @@ class QuadratEnv(SlotEnv):
     `n_cards` (32 or 52) and
     `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
     `illegal_action` ("penalize" or "raise" an `IllegalMove`), `illegal_penalty` (>= 0).
-    `reset(seed=...)` shuffles with `self.np_random`; `reset(options={"deck": [...]})` replays a deal
+    `reset(seed=...)` shuffles with `self.np_random`; `reset(options={{"deck": [...]}})` replays a deal
     given as card codes, index 0 dealt first. `info["action_mask"]` (int8) and `action_masks()`
     (bool) give the legal actions.
 
@@ -77,11 +91,17 @@ class QuadratEnv(SlotEnv):
     * v0: initial version.
     """
 
+
+class QuadratEnv(SlotEnv):
+    __doc__ = _DOC.format(obs32=indent(slot_layout(32, False).table()), obs52=indent(slot_layout(52, False).table()))
+
     rows = 2  # the upcards drawn in a 2x2 square
 
     def __init__(self, n_cards: int = 32, **kwargs: Any) -> None:
-        if n_cards not in LAYOUTS:
-            raise ValueError(f"n_cards must be 32 or 52, got {n_cards!r}")
-        self.layout = LAYOUTS[n_cards]
-        self._encoder = SlotEncoder(self.layout)
-        super().__init__(quadrat(n_cards), self.layout.size, **kwargs)
+        super().__init__(quadrat(n_cards), **kwargs)
+
+
+class QuadratVectorEnv(PatienceVectorEnv):
+    """``gym.make_vec("quadrat_env/Quadrat-v0", num_envs=N)``: N Quadrat deals stepped at once."""
+
+    single_env_class = QuadratEnv

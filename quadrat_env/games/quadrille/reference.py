@@ -1,4 +1,8 @@
-"""Quadrille (Captive Queens): queens in the centre, fives building down, sixes building up.
+"""The readable reference rules of Quadrille (Captive Queens), the test oracle of the compiled rules.
+
+The env, the batched env and the agents run :mod:`quadrat_env.games.quadrille.kernel`, whose
+tables are read off :func:`accepts` and :func:`pile_size` here; the tests play this module side by
+side with it and require the same states, moves and observations.
 
 Twelve piles, all empty at the start; the whole deck is the hand. A deal turns the top card of the
 hand onto the discard pile; only the discard top may be played.
@@ -24,10 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from quadrat_env.cards import ACE, FIVE, JACK, KING, QUEEN, SIX, card_code, check_pack
-from quadrat_env.rules.base import IllegalMove
+from quadrat_env.core.rules import IllegalMove
 
 EMPTY = -1
 DEAL = 0
@@ -58,14 +64,14 @@ class QuadrilleState(NamedTuple):
 def accepts(pile: int, top: int, card: int) -> bool:
     """Whether ``card`` may go onto pile number ``pile`` whose top card is ``top``."""
     r = card % 13
-    if pile < 4:  # centre
+    if pile in CENTRE:
         return top == EMPTY and r == QUEEN
     if top == EMPTY:
-        return r == (FIVE if pile < 8 else SIX)
+        return r == (FIVE if pile in COMPASS else SIX)
     if top // 13 != card // 13:
         return False
     t = top % 13
-    if pile < 8:  # compass: 5 4 3 2 A K
+    if pile in COMPASS:  # 5 4 3 2 A K
         if t == ACE:
             return r == KING
         return ACE < t <= FIVE and r == t - 1  # a King on top takes nothing
@@ -76,9 +82,9 @@ def pile_size(pile: int, top: int) -> int:
     """How many cards a pile holds, read off its top card."""
     if top == EMPTY:
         return 0
-    if pile < 4:
+    if pile in CENTRE:
         return 1
-    return (_COMPASS_DEPTH if pile < 8 else _CORNER_DEPTH)[top % 13]
+    return (_COMPASS_DEPTH if pile in COMPASS else _CORNER_DEPTH)[top % 13]
 
 
 @dataclass(frozen=True)
@@ -139,3 +145,30 @@ class QuadrilleGame:
     def unseen(self, state: QuadrilleState) -> frozenset[int]:
         # Only the first pass deals unseen cards; after a redeal the hand is the old discard pile.
         return frozenset(state.hand) if state.redeals_left == self.redeals else frozenset()
+
+
+def observe(state: QuadrilleState, redeals: int, layout: Any) -> np.ndarray:
+    """The observation of a state, computed from scratch (``layout`` names the pieces)."""
+    obs = np.zeros(layout.size, dtype=np.float32)
+    hand, discard = list(state.hand), list(state.discard)
+    known = state.redeals_left < redeals
+    obs[layout["in_hand"].start + np.array(hand, dtype=np.int64)] = 1.0
+    obs[layout["in_discard"].start + np.array(discard, dtype=np.int64)] = 1.0
+    if known and hand:
+        obs[layout["hand_order"].start + np.array(hand)] = np.arange(1, len(hand) + 1) / 52
+    if discard:
+        obs[layout["discard_order"].start + np.array(discard)] = np.arange(len(discard), 0, -1) / 52
+        obs[layout["discard_top"].start + discard[-1]] = 1.0
+    capacity = np.array([1] * 4 + [6] * 8, dtype=np.float32)
+    for p, top in enumerate(state.piles):
+        if top != EMPTY:
+            obs[layout["pile_suit"].start + 4 * p + top // 13] = 1.0
+            obs[layout["pile_fill"].start + p] = pile_size(p, top) / capacity[p]
+    on_piles = np.ones(52, dtype=np.float32)
+    on_piles[hand + discard] = 0.0
+    obs[layout["on_piles"].slice] = on_piles
+    obs[layout["hand_size"].start] = len(hand) / 52
+    obs[layout["discard_size"].start] = len(discard) / 52
+    obs[layout["redeals_left"].start] = state.redeals_left / redeals if redeals else 0.0
+    obs[layout["hand_known"].start] = float(known)
+    return obs

@@ -1,0 +1,228 @@
+"""Every runtime path of a game, built from its rules written once as compiled row functions.
+
+A game supplies five functions over one state row ``s`` (int64), observation row ``o`` (float32),
+mask row ``m`` (int8) and its variant settings ``p`` (int64), each compiled with
+:func:`~quadrat_env.core.jit.jit`:
+
+==========================  ============================================================
+``deal(s, deck, o, p)``     start the deal ``deck`` in ``s``; write its whole observation
+``legal(s, m, p) -> bool``  set ``m[a] = 1`` for each legal move (``m`` arrives zeroed);
+                            whether there is one
+``play(s, a, o, p)``        play the legal move ``a``; bring ``o`` up to date
+``cards_left(s, p) -> int`` cards not yet laid off / covered / on the piles
+``won(s, p) -> bool``       whether a finished game (no legal move) is won
+``key(s, p) -> int``        optional: an int64 naming the position for the solver's memo
+                            (equal keys must mean equally winnable positions)
+==========================  ============================================================
+
+:func:`build` turns them into the compiled loops that the single env, the batched env, the
+solver and the planner call; so the rules exist once, and every path runs the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from quadrat_env.core.jit import jit, numba
+
+#: Positions in the ``out`` array of :meth:`Kernel.step_one`.
+OVER, WON, REMOVED, CARDS = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The compiled paths of one game (see the module docstring for the row functions)."""
+
+    deal: Callable[..., Any]
+    legal: Callable[..., Any]
+    play: Callable[..., Any]
+    cards_left: Callable[..., Any]
+    won: Callable[..., Any]
+    #: ``reset_one(s, deck, o, m, p) -> bool``: deal; write the mask; whether a move exists.
+    reset_one: Callable[..., Any]
+    #: ``step_one(s, a, o, m, p, out)``: play ``a``, write the new mask; ``out`` gets
+    #: [over, won, cards removed, cards left].
+    step_one: Callable[..., Any]
+    #: ``reset_rows(rows, decks, S, O, M, p) -> rows without a move``: :attr:`reset_one` per row.
+    reset_rows: Callable[..., Any]
+    #: ``step_rows(active, acts, S, O, M, p, over, won, removed)``: :attr:`step_one` where active.
+    step_rows: Callable[..., Any]
+    #: ``cards_rows(S, p, out)``: cards left of every row.
+    cards_rows: Callable[..., Any]
+    #: ``solve_line(s, p, order, max_moves, line) -> length or -1``: a winning line (or -1).
+    solve_line: Callable[..., Any] | None = None
+    #: ``wins_after(s, moves, p, order, max_moves, wins)``: for each move, does it still win?
+    wins_after: Callable[..., Any] | None = None
+
+
+def build(
+    deal: Callable[..., Any],
+    legal: Callable[..., Any],
+    play: Callable[..., Any],
+    cards_left: Callable[..., Any],
+    won: Callable[..., Any],
+    key: Callable[..., Any] | None = None,
+    obs_size: int = 1,
+) -> Kernel:
+    """The compiled paths of a game from its row functions (already compiled with ``jit``).
+
+    The loops below are written once, here; each game gets its own compiled copy, in which its row
+    functions are compiled in. (Closures would do the same, but numba cannot cache a closure
+    across processes; a copy with the game's functions as globals and a name of its own can be.)
+    """
+    names = {"deal": deal, "legal": legal, "play": play, "cards_left": cards_left, "won": won,
+             "key": key, "OBS_SIZE": obs_size}  # fmt: skip
+    tag = _tag(names)
+    reset_one = _specialize(_reset_one, names, tag)
+    step_one = _specialize(_step_one, {**names, "reset_one": reset_one}, tag)
+    more = {**names, "reset_one": reset_one, "step_one": step_one}
+    reset_rows, step_rows = _specialize(_reset_rows, more, tag), _specialize(_step_rows, more, tag)
+    cards_rows = _specialize(_cards_rows, more, tag)
+    solve_line = wins_after = None
+    if key is not None:
+        search = _specialize(_search, more, tag)
+        solve_line = _specialize(_solve_line, {**more, "search": search}, tag)
+        wins_after = _specialize(_wins_after, {**more, "search": search}, tag)
+    return Kernel(deal, legal, play, cards_left, won, reset_one, step_one, reset_rows, step_rows,
+                  cards_rows, solve_line, wins_after)  # fmt: skip
+
+
+def _tag(names: dict[str, Any]) -> str:
+    """A name for a game's compiled copies that changes whenever its rules' code or tables do,
+    so a stale cache entry is never loaded."""
+    h = hashlib.sha256()
+    for name, fn in sorted(names.items()):
+        h.update(name.encode())
+        py = getattr(fn, "py_func", None)
+        if py is None:
+            h.update(repr(fn).encode())
+            continue
+        module = sys.modules[py.__module__]
+        h.update(inspect.getsource(module).encode())
+        for value in vars(module).values():  # tables compiled in as constants
+            if isinstance(value, np.ndarray):
+                h.update(value.tobytes())
+    return h.hexdigest()[:16]
+
+
+def _specialize(template: Callable[..., Any], names: dict[str, Any], tag: str) -> Callable[..., Any]:
+    fn = types.FunctionType(template.__code__, {**template.__globals__, **names}, template.__name__)
+    fn.__qualname__ = f"{template.__name__.lstrip('_')}_{tag}"  # the cache file's name
+    return jit(fn)
+
+
+# -- the loops, written once (compiled per game by _specialize, which supplies the game's
+# deal/legal/play/cards_left/won/key as globals) --------------------------------------------------
+def _reset_one(s, deck, o, m, p):  # noqa: ANN001, ANN202
+    deal(s, deck, o, p)  # noqa: F821
+    m[:] = 0
+    return legal(s, m, p)  # noqa: F821
+
+
+def _step_one(s, a, o, m, p, out):  # noqa: ANN001, ANN202
+    before = cards_left(s, p)  # noqa: F821
+    play(s, a, o, p)  # noqa: F821
+    m[:] = 0
+    over = not legal(s, m, p)  # noqa: F821
+    after = cards_left(s, p)  # noqa: F821
+    out[OVER] = over
+    out[WON] = won(s, p) if over else False  # noqa: F821
+    out[REMOVED] = before - after
+    out[CARDS] = after
+
+
+def _reset_rows(rows, decks, S, O, M, p):  # noqa: ANN001, ANN202, N803
+    dead = np.zeros(rows.shape[0], dtype=np.bool_)
+    for j in range(rows.shape[0]):
+        e = rows[j]
+        dead[j] = not reset_one(S[e], decks[j], O[e], M[e], p)  # noqa: F821
+    return rows[dead]
+
+
+def _step_rows(active, acts, S, O, M, p, over, won_out, removed):  # noqa: ANN001, ANN202, N803
+    out = np.zeros(4, dtype=np.int64)
+    for e in range(active.shape[0]):
+        if active[e]:
+            step_one(S[e], acts[e], O[e], M[e], p, out)  # noqa: F821
+            over[e] = out[OVER] != 0
+            won_out[e] = out[WON] != 0
+            removed[e] = out[REMOVED]
+
+
+def _cards_rows(S, p, out):  # noqa: ANN001, ANN202, N803
+    for e in range(S.shape[0]):
+        out[e] = cards_left(S[e], p)  # noqa: F821
+
+
+_ENTER, _NEXT, _RETURN = 0, 1, 2
+
+
+def _search(s0, p, order, max_moves, lost, line):  # noqa: ANN001, ANN202
+    """Depth-first search with the stock known: a winning line from ``s0`` into ``line``, its
+    length, or -1 if the deal is lost. Moves are tried in ``order``; ``lost`` (position key ->
+    True) remembers positions proven lost and may be shared by calls on one deal."""
+    n = order.shape[0]
+    states = np.empty((max_moves + 1, s0.shape[0]), dtype=np.int64)
+    masks = np.zeros((max_moves + 1, n + 1), dtype=np.int8)
+    tried = np.zeros(max_moves + 1, dtype=np.int64)
+    keys = np.zeros(max_moves + 1, dtype=np.int64)
+    scratch = np.zeros(OBS_SIZE, dtype=np.float32)  # noqa: F821  (play also updates an observation)
+    states[0] = s0
+    d, status, result = 0, _ENTER, False
+    while True:
+        if status == _ENTER:
+            k = key(states[d], p)  # noqa: F821
+            keys[d] = k
+            if k in lost:
+                result, status = False, _RETURN
+            else:
+                masks[d] = 0
+                if legal(states[d], masks[d], p):  # noqa: F821
+                    tried[d], status = 0, _NEXT
+                else:
+                    result, status = won(states[d], p), _RETURN  # noqa: F821
+        elif status == _NEXT:
+            while tried[d] < n and masks[d, order[tried[d]]] == 0:
+                tried[d] += 1
+            if tried[d] == n:  # every move loses: remember the position
+                lost[keys[d]] = True
+                result, status = False, _RETURN
+            else:
+                move = order[tried[d]]
+                tried[d] += 1
+                line[d] = move
+                states[d + 1] = states[d]
+                play(states[d + 1], move, scratch, p)  # noqa: F821
+                d += 1
+                status = _ENTER
+        else:
+            if result:
+                return d  # line[:d] wins
+            if d == 0:
+                return -1
+            d -= 1
+            status = _NEXT
+
+
+def _solve_line(s0, p, order, max_moves, line):  # noqa: ANN001, ANN202
+    lost = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.boolean)
+    return search(s0, p, order, max_moves, lost, line)  # noqa: F821
+
+
+def _wins_after(s0, moves, p, order, max_moves, wins):  # noqa: ANN001, ANN202
+    lost = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.boolean)
+    line = np.zeros(max_moves + 1, dtype=np.int64)
+    scratch = np.zeros(OBS_SIZE, dtype=np.float32)  # noqa: F821
+    s = np.empty_like(s0)
+    for i in range(moves.shape[0]):
+        s[:] = s0
+        play(s, moves[i], scratch, p)  # noqa: F821
+        wins[i] = search(s, p, order, max_moves, lost, line) >= 0  # noqa: F821

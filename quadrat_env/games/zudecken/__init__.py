@@ -1,0 +1,17 @@
+"""Zudecken: Quadrat's variant where cards match in suit or rank, in groups of two to four."""
+
+from quadrat_env.games.zudecken.env import ZudeckenEnv, ZudeckenVectorEnv
+from quadrat_env.games.zudecken.rules import ZudeckenRules, zudecken
+from quadrat_env.registry import GameSpec, register_game
+
+SPEC = GameSpec(
+    name="Zudecken",
+    env_class=ZudeckenEnv,
+    vector_env_class=ZudeckenVectorEnv,
+    ids={"quadrat_env/Zudecken-v0": {}},
+    max_episode_steps=200,
+    titles={"quadrat_env/Zudecken-v0": "Zudecken, 52 cards"},
+)
+register_game(SPEC)
+
+__all__ = ["SPEC", "ZudeckenEnv", "ZudeckenRules", "ZudeckenVectorEnv", "zudecken"]

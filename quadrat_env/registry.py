@@ -1,0 +1,91 @@
+"""The registry of games: each game's facts, reached by env ID (OpenSpiel's ``GameType`` role).
+
+Code outside a game's folder never asks for a game by name or type; it asks the registry for the
+game's :class:`GameSpec`, or the env for its rules (``env.unwrapped.game``). A new patience joins
+through :func:`register_game`, which also registers its IDs with Gymnasium::
+
+    register_game(GameSpec(name="Toy", env_class=ToyEnv, vector_env_class=ToyVectorEnv,
+                           ids={"toy/Toy-v0": {}}, max_episode_steps=100))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from gymnasium.envs.registration import register, registry
+
+from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.vector import PatienceVectorEnv
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the rest of the package may know about a game."""
+
+    #: Short name, e.g. ``"Zudecken"``.
+    name: str
+    #: The single env (its docstring is the spec) and the batched env.
+    env_class: type[PatienceEnv]
+    vector_env_class: type[PatienceVectorEnv]
+    #: Registered IDs and the kwargs each passes to ``env_class``.
+    ids: Mapping[str, Mapping[str, Any]]
+    max_episode_steps: int
+    #: The greedy rule is optimal: the solver and the planner play it instead of searching.
+    greedy_is_optimal: bool = False
+    #: One line for tables, e.g. ``"Zudecken, 52 cards"`` per ID (default: the game's name).
+    titles: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.ids:
+            raise ValueError(f"game {self.name!r} registers no env ID")
+        if not (isinstance(self.env_class, type) and issubclass(self.env_class, PatienceEnv)):
+            raise TypeError(f"game {self.name!r}: env_class must subclass PatienceEnv")
+        if not (isinstance(self.vector_env_class, type) and issubclass(self.vector_env_class, PatienceVectorEnv)):
+            raise TypeError(f"game {self.name!r}: vector_env_class must subclass PatienceVectorEnv")
+        object.__setattr__(self, "ids", MappingProxyType({i: MappingProxyType(dict(k)) for i, k in self.ids.items()}))
+
+
+_GAMES: dict[str, GameSpec] = {}  # env ID -> spec
+
+
+def register_game(spec: GameSpec) -> None:
+    """Register a game and its IDs with Gymnasium (``gym.make`` and ``gym.make_vec`` then work)."""
+    taken = [i for i in spec.ids if i in _GAMES and _GAMES[i] is not spec]
+    if taken:
+        raise ValueError(f"env ID(s) {taken} are already registered by game {_GAMES[taken[0]].name!r}")
+    for env_id, kwargs in spec.ids.items():
+        _GAMES[env_id] = spec
+        if env_id not in registry:  # importing twice (e.g. via "quadrat_env:...") must not warn
+            register(id=env_id, entry_point=_entry(spec.env_class), vector_entry_point=_entry(spec.vector_env_class),
+                     kwargs=dict(kwargs), max_episode_steps=spec.max_episode_steps)  # fmt: skip
+
+
+def _entry(cls: type) -> str | type:
+    """A string entry point where the class can be imported by name (Gymnasium's style)."""
+    return cls if "<locals>" in cls.__qualname__ else f"{cls.__module__}:{cls.__qualname__}"
+
+
+def env_ids() -> tuple[str, ...]:
+    """Every registered ID, in the order registered."""
+    return tuple(_GAMES)
+
+
+def spec_for(env_id: str) -> GameSpec:
+    """The game behind ``env_id`` (``quadrat_env:`` module prefixes are allowed)."""
+    key = env_id.split(":", 1)[-1] if isinstance(env_id, str) else env_id
+    if key not in _GAMES:
+        raise ValueError(f"{env_id!r} is not a registered patience; known IDs: {list(_GAMES)}")
+    return _GAMES[key]
+
+
+def short_name(env_id: str) -> str:
+    """``quadrat_env/Zudecken-v0`` -> ``Zudecken``."""
+    return env_id.split("/")[-1].rsplit("-v", 1)[0]
+
+
+def short_names() -> dict[str, str]:
+    """Short name -> env ID, for command lines (``quadrat-play Zudecken``)."""
+    return {short_name(i): i for i in _GAMES}
