@@ -30,7 +30,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from quadrat_env.cards import PACKS, parse_deck
+from quadrat_env.cards import parse_deck
 from quadrat_env.core.rules import Rules
 from quadrat_env.registry import short_names, spec_for
 
@@ -39,7 +39,7 @@ def solve(env_id: str, deck: str | Sequence[str | int], **env_kwargs: object) ->
     """A winning line of actions for ``deck`` in the env ``env_id``, or ``None`` if none exists."""
     env = gym.make(env_id, **env_kwargs).unwrapped
     game = env.game
-    return Solver(game, spec_for(env_id).greedy_is_optimal).line(game.start(parse_deck(deck, game.pack_size)))
+    return Solver(game, spec_for(env_id).greedy_is_optimal).line(game.start(parse_deck(deck, game.pack)))
 
 
 def solve_state(game: Rules, state: Any, greedy_is_optimal: bool = False) -> list[int] | None:
@@ -54,11 +54,11 @@ class Solver:
         self.game, self.greedy = game, greedy_is_optimal
         kernel = game.kernel
         if not greedy_is_optimal and kernel.solve_line is None:
-            raise ValueError(f"{game.name} has neither a position key to search with nor an optimal greedy rule")
+            raise ValueError(f"{game.name} has no position key to search with and no optimal greedy rule")
         self.order = np.array(game.search_order, dtype=np.int64)
         self.buffer = np.zeros(game.max_moves + 1, dtype=np.int64)
         if not greedy_is_optimal:  # compile (or load) the search now, not inside a timed decision
-            self.line(game.start(PACKS[game.pack_size]))
+            self.line(game.start(game.pack))
 
     def line(self, state: Any) -> list[int] | None:
         """A winning line of moves from a readable state, or ``None``."""

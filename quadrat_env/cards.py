@@ -61,7 +61,9 @@ def card_symbol(card: int) -> str:
     return RANKS[card % 13] + SUIT_SYMBOLS[card // 13]
 
 
-def parse_deck(deck: str | Iterable[str | int], pack_size: int | None = None) -> tuple[int, ...]:
+def parse_deck(
+    deck: str | Iterable[str | int], pack_size: int | Sequence[int] | None = None
+) -> tuple[int, ...]:
     """Turn card codes (a list, or one string separated by spaces/commas) into card numbers.
 
     Integers 0..51 are taken as card numbers. With ``pack_size`` (32 or 52) the deck must be a
@@ -92,21 +94,27 @@ def parse_deck(deck: str | Iterable[str | int], pack_size: int | None = None) ->
     return tuple(cards)
 
 
-def check_pack(cards: Sequence[int], pack_size: int) -> None:
-    """Raise ``ValueError`` unless ``cards`` is exactly the ``pack_size``-card pack, once each."""
-    if pack_size not in PACKS:
+def check_pack(cards: Sequence[int], pack_size: int | Sequence[int]) -> None:
+    """Raise ``ValueError`` unless ``cards`` is exactly the pack, once each: the 32- or 52-card pack
+    by its size, or a game's own pack given as its cards."""
+    if not isinstance(pack_size, int):
+        pack_cards = tuple(pack_size)
+        pack_size = len(pack_cards)
+    elif pack_size in PACKS:
+        pack_cards = PACKS[pack_size]
+    else:
         raise ValueError(f"pack size must be 32 or 52, got {pack_size!r}")
     if len(cards) != pack_size:
         raise ValueError(f"deck has {len(cards)} cards; this game needs {pack_size}")
     dupes = sorted(c for c, n in Counter(cards).items() if n > 1)
     if dupes:
         raise ValueError(f"deck repeats {format_cards(dupes)}")
-    pack = set(PACKS[pack_size])
+    pack = set(pack_cards)
     foreign = [c for c in cards if c not in pack]
     if foreign:
         raise ValueError(
             f"deck holds {format_cards(foreign)}, not in the {pack_size}-card pack"
-            + (" (the Skat pack has 7 8 9 T J Q K A only)" if pack_size == 32 else "")
+            + (" (the Skat pack has 7 8 9 T J Q K A only)" if pack_cards == SKAT_PACK else "")
         )
 
 

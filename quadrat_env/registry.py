@@ -43,9 +43,11 @@ class GameSpec:
             raise ValueError(f"game {self.name!r} registers no env ID")
         if not (isinstance(self.env_class, type) and issubclass(self.env_class, PatienceEnv)):
             raise TypeError(f"game {self.name!r}: env_class must subclass PatienceEnv")
-        if not (isinstance(self.vector_env_class, type) and issubclass(self.vector_env_class, PatienceVectorEnv)):
+        vec = self.vector_env_class
+        if not (isinstance(vec, type) and issubclass(vec, PatienceVectorEnv)):
             raise TypeError(f"game {self.name!r}: vector_env_class must subclass PatienceVectorEnv")
-        object.__setattr__(self, "ids", MappingProxyType({i: MappingProxyType(dict(k)) for i, k in self.ids.items()}))
+        ids = {i: MappingProxyType(dict(k)) for i, k in self.ids.items()}
+        object.__setattr__(self, "ids", MappingProxyType(ids))
 
 
 _GAMES: dict[str, GameSpec] = {}  # env ID -> spec
@@ -59,8 +61,9 @@ def register_game(spec: GameSpec) -> None:
     for env_id, kwargs in spec.ids.items():
         _GAMES[env_id] = spec
         if env_id not in registry:  # importing twice (e.g. via "quadrat_env:...") must not warn
-            register(id=env_id, entry_point=_entry(spec.env_class), vector_entry_point=_entry(spec.vector_env_class),
-                     kwargs=dict(kwargs), max_episode_steps=spec.max_episode_steps)  # fmt: skip
+            register(id=env_id, entry_point=_entry(spec.env_class),
+                     vector_entry_point=_entry(spec.vector_env_class), kwargs=dict(kwargs),
+                     max_episode_steps=spec.max_episode_steps)  # fmt: skip
 
 
 def _entry(cls: type) -> str | type:

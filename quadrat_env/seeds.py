@@ -25,7 +25,7 @@ class SeedRange:
         lo = self.start + offset
         if lo + count > self.stop:
             raise ValueError(f"{self.name}: seeds {lo}..{lo + count - 1} leave its range "
-                             f"[{self.start}, {self.stop}) and would reach another range's deals")  # fmt: skip
+                             f"[{self.start}, {self.stop}), into other deals")  # fmt: skip
         return range(lo, lo + count)
 
 

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from quadrat_env.cards import PACKS, card_code, parse_deck
+from quadrat_env.cards import card_code, parse_deck
 from quadrat_env.core.kernel import CARDS, OVER, REMOVED, WON
 from quadrat_env.core.rules import IllegalMove, Rules
 
@@ -91,7 +91,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         deck = self._deck_from_options(options)
         super().reset(seed=seed)
         if deck is None:
-            deck = tuple(self.np_random.permutation(PACKS[self.game.pack_size]).tolist())
+            deck = tuple(self.np_random.permutation(self.game.pack).tolist())
         kernel = self.game.kernel
         any_move = kernel.reset_one(self._row, np.array(deck, dtype=np.int64), self._obs, self._mask,
                                     self.game.params)  # fmt: skip
@@ -202,7 +202,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         if options.get("deck") is None:
             return None
         try:
-            return parse_deck(options["deck"], self.game.pack_size)
+            return parse_deck(options["deck"], self.game.pack)
         except ValueError as err:
             raise ValueError(f"{self.game.name}: bad deck: {err}") from None
 

@@ -139,7 +139,7 @@ def _step_one(s, a, o, m, p, out):  # noqa: ANN001, ANN202
     out[CARDS] = after
 
 
-def _reset_rows(rows, decks, S, O, M, p):  # noqa: ANN001, ANN202, N803
+def _reset_rows(rows, decks, S, O, M, p):  # noqa: ANN001, ANN202, N803, E741
     dead = np.zeros(rows.shape[0], dtype=np.bool_)
     for j in range(rows.shape[0]):
         e = rows[j]
@@ -147,7 +147,7 @@ def _reset_rows(rows, decks, S, O, M, p):  # noqa: ANN001, ANN202, N803
     return rows[dead]
 
 
-def _step_rows(active, acts, S, O, M, p, over, won_out, removed):  # noqa: ANN001, ANN202, N803
+def _step_rows(active, acts, S, O, M, p, over, won_out, removed):  # noqa: ANN001, ANN202, N803, E741
     out = np.zeros(4, dtype=np.int64)
     for e in range(active.shape[0]):
         if active[e]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
-from quadrat_env.cards import check_pack
+from quadrat_env.cards import PACKS, check_pack
 from quadrat_env.core.kernel import Kernel
 from quadrat_env.core.layout import Layout
 
@@ -77,7 +77,7 @@ class Rules(Generic[S]):
     def start(self, deck: Sequence[int]) -> S:
         """The opening state for ``deck`` (card numbers, index 0 dealt first)."""
         cards = tuple(deck)
-        check_pack(cards, self.pack_size)
+        check_pack(cards, self.pack)
         row = np.zeros(self.state_size, dtype=np.int64)
         self.kernel.reset_one(row, np.array(cards, dtype=np.int64), self._scratch(), self._mask(),
                               self.params)  # fmt: skip
@@ -117,6 +117,12 @@ class Rules(Generic[S]):
 
     def _mask(self) -> np.ndarray:
         return np.zeros(self.num_moves + 1, dtype=np.int8)
+
+    @property
+    def pack(self) -> tuple[int, ...]:
+        """The game's cards in pack order (what a shuffle permutes); 32 or 52 cards unless a game
+        names its own."""
+        return PACKS[self.pack_size]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"

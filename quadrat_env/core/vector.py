@@ -18,7 +18,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from quadrat_env.cards import PACKS, parse_deck
+from quadrat_env.cards import parse_deck
 from quadrat_env.core.env import PatienceEnv
 from quadrat_env.core.rules import IllegalMove
 
@@ -75,7 +75,7 @@ class PatienceVectorEnv(VectorEnv):
         self.single_action_space = self.single.action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.pack = np.array(PACKS[self.game.pack_size], dtype=np.int64)
+        self.pack = np.array(self.game.pack, dtype=np.int64)
         self.n_actions = int(self.single_action_space.n)
         self.end_action = self.single.end_action
         n, p = self.num_envs, self.game.pack_size
@@ -283,7 +283,7 @@ class PatienceVectorEnv(VectorEnv):
         for i in rows:
             if per_env[i] is not None:
                 try:
-                    given[int(i)] = parse_deck(per_env[i], p)
+                    given[int(i)] = parse_deck(per_env[i], self.game.pack)
                 except ValueError as err:
                     raise ValueError(f"{self.game.name}: bad deck for env {i}: {err}") from None
         return rows, given

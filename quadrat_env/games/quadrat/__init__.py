@@ -10,7 +10,8 @@ SPEC = GameSpec(
     vector_env_class=QuadratVectorEnv,
     ids={"quadrat_env/Quadrat-v0": {"n_cards": 32}, "quadrat_env/Quadrat52-v0": {"n_cards": 52}},
     max_episode_steps=200,
-    titles={"quadrat_env/Quadrat-v0": "Quadrat, 32-card Skat pack", "quadrat_env/Quadrat52-v0": "Quadrat, 52 cards"},
+    titles={"quadrat_env/Quadrat-v0": "Quadrat, 32-card Skat pack",
+            "quadrat_env/Quadrat52-v0": "Quadrat, 52 cards"},
 )
 register_game(SPEC)
 

@@ -41,7 +41,8 @@ def state_size(pack_size: int) -> int:
 
 
 # -- the variant settings (params) -----------------------------------------------------------------
-P_PACK, P_MATCH_RANK, P_MOVES, P_CLEAR, P_RANK_COUNTS, P_UNSEEN, P_STOCK, P_SUIT_MATCH, P_RANK_MATCH = range(9)
+(P_PACK, P_MATCH_RANK, P_MOVES, P_CLEAR, P_RANK_COUNTS,
+ P_UNSEEN, P_STOCK, P_SUIT_MATCH, P_RANK_MATCH) = range(9)
 
 # -- tables, frozen into the compiled code ---------------------------------------------------------
 #: MATCH[match_rank, a, b]: cards a and b match (same suit, or with match_rank also same rank).
@@ -166,7 +167,7 @@ def won(s, p):  # noqa: ANN001, ANN201
         return False
     if not p[P_CLEAR]:
         return True
-    for i in range(NUM_SLOTS):
+    for i in range(NUM_SLOTS):  # noqa: SIM110 - a plain loop compiles best
         if s[SLOTS + i] != EMPTY:
             return False
     return True

@@ -73,7 +73,7 @@ class SlotRules(Rules[SlotState]):
         params[k.P_SUIT_MATCH] = lay["suit_match"].start
         params[k.P_RANK_MATCH] = lay["rank_match"].start if "rank_match" in lay else 0
         self.params = np.array(params, dtype=np.int64)
-        self.pack = np.array(PACKS[pack_size], dtype=np.int64)
+        self.pack_cards = np.array(PACKS[pack_size], dtype=np.int64)
         # Try the largest groups first: a win usually comes from clearing many cards at once.
         self.search_order = tuple(sorted(range(num_moves), key=lambda m: -len(GROUPS[m])))
         self.max_moves = pack_size
@@ -119,9 +119,9 @@ class SlotRules(Rules[SlotState]):
         """The visible state, its ``deck`` holding only the cards gone by; and the unseen cards."""
         p, obs = self.pack_size, np.asarray(observation)
         up = obs[self.layout["upcards"].slice].reshape(NUM_SLOTS, p)
-        slots = tuple(int(self.pack[b.argmax()]) if b.max() > 0.5 else EMPTY for b in up)
+        slots = tuple(int(self.pack_cards[b.argmax()]) if b.max() > 0.5 else EMPTY for b in up)
         is_unseen = obs[self.layout["unseen"].slice] > 0.5
-        unseen, seen = self.pack[is_unseen], self.pack[~is_unseen]
+        unseen, seen = self.pack_cards[is_unseen], self.pack_cards[~is_unseen]
         return SlotState(tuple(int(c) for c in seen), len(seen), slots), unseen  # type: ignore[arg-type]
 
 

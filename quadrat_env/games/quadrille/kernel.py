@@ -35,7 +35,8 @@ LAYOUT = Layout(
 # The pieces' offsets as plain ints: compiled in as constants.
 IN_HAND, IN_DISCARD, ON_PILES = LAYOUT["in_hand"].start, LAYOUT["in_discard"].start, LAYOUT["on_piles"].start
 HAND_ORDER, DISCARD_ORDER = LAYOUT["hand_order"].start, LAYOUT["discard_order"].start
-DISCARD_TOP, PILE_SUIT, PILE_FILL = LAYOUT["discard_top"].start, LAYOUT["pile_suit"].start, LAYOUT["pile_fill"].start
+DISCARD_TOP, PILE_SUIT = LAYOUT["discard_top"].start, LAYOUT["pile_suit"].start
+PILE_FILL = LAYOUT["pile_fill"].start
 HAND_SIZE, DISCARD_SIZE = LAYOUT["hand_size"].start, LAYOUT["discard_size"].start
 REDEALS_LEFT, HAND_KNOWN = LAYOUT["redeals_left"].start, LAYOUT["hand_known"].start
 
