@@ -21,14 +21,13 @@ from typing import Any
 
 import gymnasium as gym
 
-import quadrat_env
 from agents import GreedyAgent, RandomAgent, evaluate, wilson
 from agents.planner import PlannerAgent
 from agents.sb3_agent import SB3Agent
 from agents.solver import Solver
 from quadrat_env import seeds
+from quadrat_env.registry import env_ids, spec_for
 from quadrat_env.registry import short_name as env_name
-from quadrat_env.registry import spec_for
 
 EVAL_SEED = seeds.BENCHMARK.start  # held-out deals: reset(seed=EVAL_SEED + i); training never seeds these
 MODELS = Path(__file__).parent / "models"
@@ -94,7 +93,7 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    todo = [t for env_id in args.env or quadrat_env.ENV_IDS for t in tasks(env_id, args)]
+    todo = [t for env_id in args.env or env_ids() for t in tasks(env_id, args)]
     if args.jobs > 1:  # tasks in parallel processes; the rows keep the table's order
         from concurrent.futures import ProcessPoolExecutor
 
@@ -184,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--planner-deals", type=int, default=100, help="deals for the (slow) planner; 0: skip")
     p.add_argument("--planner-samples", type=int, default=32)
     p.add_argument("--solver-deals", type=int, help="deals for the solver bound (default: --deals)")
-    p.add_argument("--env", action="append", choices=quadrat_env.ENV_IDS, help="only these env IDs")
+    p.add_argument("--env", action="append", choices=env_ids(), help="only these env IDs")
     p.add_argument("--models", type=Path, default=MODELS)
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--jobs", type=int, default=1, help="envs evaluated in parallel processes")

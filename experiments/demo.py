@@ -13,9 +13,10 @@ from pathlib import Path
 
 import gymnasium as gym
 
-import quadrat_env
+import quadrat_env  # noqa: F401  (registers the games)
 from agents import Agent, GreedyAgent, RandomAgent, Summary, evaluate
 from quadrat_env import seeds
+from quadrat_env.registry import env_ids
 
 SEED_BASE = seeds.DEMO.start  # demo deals: seeds SEED_BASE, SEED_BASE + 1, ...
 
@@ -56,16 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=500, help="seeded deals per game and agent")
     parser.add_argument("--show", type=int, default=1, help="deals per game to print move by move")
-    parser.add_argument("--env", choices=quadrat_env.ENV_IDS, action="append",
+    parser.add_argument("--env", choices=env_ids(), action="append",
                         help="only this env ID (repeatable); default: all")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the summaries to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.show < 0:
         parser.error("--deals must be >= 1 and --show >= 0")
-    env_ids = args.env or list(quadrat_env.ENV_IDS)
+    chosen = args.env or list(env_ids())
     rows: list[Summary] = []
-    for env_id in env_ids:
+    for env_id in chosen:
         for i in range(args.show):
             show_deal(env_id, GreedyAgent(env_id), SEED_BASE + i)
         for agent in (GreedyAgent(env_id), RandomAgent(seed=0)):

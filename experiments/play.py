@@ -77,10 +77,11 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Play Quadrat, Zudecken or Quadrille in the terminal.")
-    p.add_argument("game", choices=sorted(GAMES), help="which game")
+    games = short_names()  # every registered game, including ones registered after import
+    p.add_argument("game", choices=sorted(games), help="which game")
     p.add_argument("--seed", type=int, default=None, help="deal this seeded game (default: random)")
     args = p.parse_args(argv)
-    return play(GAMES[args.game], args.seed, sys.stdin, sys.stdout)
+    return play(games[args.game], args.seed, sys.stdin, sys.stdout)
 
 
 if __name__ == "__main__":

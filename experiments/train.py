@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-import quadrat_env
 from quadrat_env import seeds
+from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
 ALGOS = ("ppo", "maskable_ppo")
@@ -98,7 +98,7 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", required=True, choices=quadrat_env.ENV_IDS)
+    p.add_argument("--env", required=True, choices=env_ids())
     p.add_argument("--algo", required=True, choices=ALGOS)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timesteps", type=int, help="override n_timesteps from the YAML")

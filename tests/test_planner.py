@@ -44,8 +44,7 @@ def test_decisions_ignore_the_order_of_unseen_cards(seed):
 def test_decode_recovers_what_the_player_sees():
     env = gym.make(ZU)
     obs, _ = env.reset(seed=9)
-    env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
-    obs = env.unwrapped._obs
+    obs, *_ = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
     state, unseen = PlannerAgent(ZU, samples=1).game.decode(obs)
     true = env.unwrapped.state
     assert state.slots == true.slots and state.next == true.next

@@ -9,6 +9,7 @@ from gymnasium.vector import AutoresetMode
 
 import quadrat_env
 from quadrat_env import IllegalMove
+from quadrat_env.cards import parse_deck
 from quadrat_env.core.vector import QUEUE, PatienceVectorEnv
 
 ZU = "quadrat_env/Zudecken-v0"
@@ -177,6 +178,6 @@ def test_deck_queue_deals_what_single_resets_deal_past_refills(env_id):
         env.reset(seed=5 + i)
     for k in range(2 * QUEUE + 3):
         for i, env in enumerate(singles):
-            assert venv.decks[i].tolist() == list(env._dealt), (k, i)
+            assert venv.decks[i].tolist() == list(parse_deck(env.deck)), (k, i)
             env.reset()
         venv.reset()

@@ -253,7 +253,7 @@ class PatienceVectorEnv(VectorEnv):
         self, options: Mapping[str, Any] | None
     ) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
         """Rows to reset and the decks given for some of them; all checks, no change."""
-        n, p = self.num_envs, self.game.pack_size
+        n = self.num_envs
         options = {} if options is None else options
         if not isinstance(options, Mapping):
             raise ValueError(f"options must be a dict, got {type(options).__name__}")
