@@ -83,35 +83,47 @@ def evaluate(
     return summarize(env_id, agent.name, episodes, time.perf_counter() - start), episodes
 
 
+@dataclass
+class _Running:
+    """A deal in progress on one env of the evaluation."""
+
+    order: int  # its place in ``seeds``
+    seed: int
+    obs: np.ndarray
+    info: dict[str, Any]
+    steps: int = 0
+    illegal: int = 0
+    reward: float = 0.0
+
+
 def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
     """Play ``seeds`` on ``envs`` side by side; results come back in the order of ``seeds``."""
     results: dict[int, Episode] = {}
     queue = list(enumerate(seeds))[::-1]
-    live: dict[int, list[Any]] = {}  # env index -> [order, seed, obs, info, steps, illegal, reward]
+    live: dict[int, _Running] = {}  # env index -> its deal
 
     def deal(i: int) -> None:
         order, seed = queue.pop()
-        obs, info = envs[i].reset(seed=seed)
-        live[i] = [order, seed, obs, info, 0, 0, 0.0]
+        live[i] = _Running(order, seed, *envs[i].reset(seed=seed))
 
     for i in range(min(len(envs), len(queue))):
         deal(i)
     while live:
         idx = list(live)
-        obs = np.stack([live[i][2] for i in idx])
-        masks = np.stack([live[i][3]["action_mask"] for i in idx])
+        obs = np.stack([live[i].obs for i in idx])
+        masks = np.stack([live[i].info["action_mask"] for i in idx])
         actions, _ = agent.predict(obs, deterministic=True, action_masks=masks)
         for i, action in zip(idx, np.atleast_1d(actions), strict=True):
-            rec = live[i]
-            rec[2], reward, terminated, truncated, rec[3] = envs[i].step(action)
-            rec[4] += 1
-            rec[5] += bool(rec[3].get("illegal_action"))
-            rec[6] += float(reward)
-            stuck = bool(rec[3].get("illegal_action"))
+            run = live[i]
+            run.obs, reward, terminated, truncated, run.info = envs[i].step(action)
+            stuck = bool(run.info.get("illegal_action"))
+            run.steps += 1
+            run.illegal += stuck
+            run.reward += float(reward)
             if terminated or truncated or stuck:
-                info = rec[3]
-                results[rec[0]] = Episode(rec[1], bool(info.get("won", False)), int(info["cards_left"]),
-                                          rec[4], rec[5], rec[6], stuck)  # fmt: skip
+                results[run.order] = Episode(run.seed, bool(run.info.get("won", False)),
+                                             int(run.info["cards_left"]), run.steps, run.illegal,
+                                             run.reward, stuck)  # fmt: skip
                 del live[i]
                 if progress is not None:
                     progress.update(1)

@@ -17,12 +17,12 @@ SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
 RED_SUITS = frozenset({1, 2})  # diamonds, hearts
 
-ACE, FIVE, SIX, SEVEN, JACK, QUEEN, KING = 0, 4, 5, 6, 10, 11, 12
+ACE, FIVE, SIX, JACK, QUEEN, KING = 0, 4, 5, 10, 11, 12
 
 #: All 52 cards in the order C A..K, D A..K, H A..K, S A..K.
 FULL_PACK: tuple[int, ...] = tuple(range(52))
 #: The 32-card Skat pack: 7 8 9 T J Q K A of each suit.
-SKAT_PACK: tuple[int, ...] = tuple(s * 13 + r for s in range(4) for r in (ACE, 6, 7, 8, 9, JACK, QUEEN, KING))
+SKAT_PACK: tuple[int, ...] = tuple(s * 13 + r for s in range(4) for r in (ACE, *range(SIX + 1, KING + 1)))
 PACKS: dict[int, tuple[int, ...]] = {32: SKAT_PACK, 52: FULL_PACK}
 
 

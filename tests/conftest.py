@@ -23,10 +23,6 @@ def play_from(game, state, pick: Callable[[tuple[int, ...]], int] = lambda m: m[
     return state
 
 
-def play_first(moves: tuple[int, ...]) -> int:
-    return moves[0]
-
-
 def always_play(moves: tuple[int, ...]) -> int:
     """Quadrille: put the discard top on a pile when it fits (highest number), else deal."""
     return moves[-1]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from quadrat_env.cards import RANKS
+from quadrat_env.cards import RANKS, RED_SUITS
 
 if TYPE_CHECKING:
     from PIL import ImageDraw, ImageFont
@@ -39,7 +39,7 @@ def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
 
 def _suit(draw: ImageDraw.ImageDraw, cx: float, cy: float, r: float, suit: int) -> None:
     """A suit symbol of radius ``r`` centred on (cx, cy): 0 clubs, 1 diamonds, 2 hearts, 3 spades."""
-    fill = RED if suit in (1, 2) else BLACK
+    fill = RED if suit in RED_SUITS else BLACK
     if suit == 1:
         draw.polygon([(cx, cy - r), (cx + 0.75 * r, cy), (cx, cy + r), (cx - 0.75 * r, cy)], fill=fill)
         return
@@ -64,7 +64,7 @@ def card(draw: ImageDraw.ImageDraw, x: float, y: float, c: int) -> None:
     """A face-up card with its top-left corner at (x, y)."""
     draw.rounded_rectangle([x, y, x + CARD_W, y + CARD_H], radius=6, fill=FACE, outline=EDGE, width=2)
     rank = "10" if RANKS[c % 13] == "T" else RANKS[c % 13]
-    colour = RED if c // 13 in (1, 2) else BLACK
+    colour = RED if c // 13 in RED_SUITS else BLACK
     draw.text((x + 5, y + 3), rank, fill=colour, font=font(16))
     _suit(draw, x + 11, y + 28, 6, c // 13)
     _suit(draw, x + CARD_W / 2 + 4, y + CARD_H / 2 + 10, 14, c // 13)

@@ -21,7 +21,7 @@ GROUPS: tuple[tuple[int, ...], ...] = (
 NUM_SLOTS = 4
 NUM_PAIRS = 6
 EMPTY = -1
-#: Rows of the match table: index 52 stands for an empty slot (-1 % 53), which matches nothing.
+#: The match table's row for an empty slot, which matches nothing.
 NO_CARD = 52
 PAIR_SLOTS = GROUPS[:NUM_PAIRS]
 #: How many moves of GROUPS a largest group size allows: pairs 6, triples 10, all four 11.
@@ -46,8 +46,9 @@ def state_size(pack_size: int) -> int:
 
 # -- tables, frozen into the compiled code ---------------------------------------------------------
 #: MATCH[match_rank, a, b]: cards a and b match (same suit, or with match_rank also same rank).
-MATCH = np.array([[[a < 52 and b < 52 and (a // 13 == b // 13 or (r and a % 13 == b % 13))
-                    for b in range(53)] for a in range(53)] for r in (0, 1)], dtype=np.int64)  # fmt: skip
+MATCH = np.array([[[a < NO_CARD and b < NO_CARD and (a // 13 == b // 13 or (r and a % 13 == b % 13))
+                    for b in range(NO_CARD + 1)] for a in range(NO_CARD + 1)] for r in (0, 1)],
+                 dtype=np.int64)  # fmt: skip
 #: COVER[move, slot]: the move takes the slot away.
 COVER = np.array([[s in g for s in range(NUM_SLOTS)] for g in GROUPS], dtype=np.bool_)
 #: INDEX[pack == 52, card]: the card's place in its pack (the observation's one-hot position).
@@ -112,11 +113,17 @@ def deal(s, deck, o, p):  # noqa: ANN001, ANN201
 
 
 @jit
+def _row(card):  # noqa: ANN001, ANN202
+    """A slot's row in the match table: the card, or NO_CARD for an empty slot."""
+    return NO_CARD if card == EMPTY else card
+
+
+@jit
 def legal(s, m, p):  # noqa: ANN001, ANN201
     # Which of the six slot pairs match decides every group: one table lookup by that pattern.
     match = MATCH[p[P_MATCH_RANK]]
-    a, b = s[SLOTS] % 53, s[SLOTS + 1] % 53  # EMPTY (-1) -> NO_CARD (52)
-    c, d = s[SLOTS + 2] % 53, s[SLOTS + 3] % 53
+    a, b = _row(s[SLOTS]), _row(s[SLOTS + 1])
+    c, d = _row(s[SLOTS + 2]), _row(s[SLOTS + 3])
     pattern = (match[a, b] | match[a, c] << 1 | match[a, d] << 2 | match[b, c] << 3
                | match[b, d] << 4 | match[c, d] << 5)  # fmt: skip
     row = LEGAL[p[P_MOVES], pattern]
