@@ -248,3 +248,16 @@ def test_variants_through_kwargs():
     env = gym.make("quadrat_env/Quadrat52-v0")
     env.reset(seed=0)
     assert len(env.unwrapped.deck) == 52 and format_cards([0]) in " ".join(env.unwrapped.deck)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_env_docstring_is_the_spec_and_prints_the_layout(env_id):
+    env = gym.make(env_id).unwrapped
+    doc = type(env).__doc__
+    headings = ["Description", "Action Space", "Observation Space", "Rewards", "Episode End", "Arguments",
+                "Version History"]  # fmt: skip
+    assert [h for h in headings if f"## {h}" in doc] == headings
+    layout = env.game.layout
+    assert layout.size == env.observation_space.shape[0]
+    for line in layout.table().splitlines():  # the table is printed from the layout itself
+        assert line in doc, line
