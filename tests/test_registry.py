@@ -1,0 +1,59 @@
+"""The registry of games, observation layouts, and the numba import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import gymnasium as gym
+import pytest
+
+import quadrat_env
+from quadrat_env import GameSpec, register_game, spec_for
+from quadrat_env.core.layout import Layout
+from quadrat_env.games.zudecken import SPEC as ZUDECKEN
+from quadrat_env.registry import short_names
+
+
+def test_every_id_is_reached_through_its_spec():
+    for env_id in quadrat_env.ENV_IDS:
+        spec = spec_for(env_id)
+        env = gym.make(env_id).unwrapped
+        assert isinstance(env, spec.env_class) and env_id in spec.ids
+        assert gym.spec(env_id).max_episode_steps == spec.max_episode_steps
+    assert spec_for("quadrat_env:quadrat_env/Zudecken-v0") is ZUDECKEN
+    assert short_names()["Quadrat52"] == "quadrat_env/Quadrat52-v0"
+    with pytest.raises(ValueError, match="not a registered patience"):
+        spec_for("CartPole-v1")
+
+
+def test_bad_registrations_are_refused():
+    with pytest.raises(ValueError, match="already registered by game 'Zudecken'"):
+        register_game(GameSpec(name="Copy", env_class=ZUDECKEN.env_class,
+                               vector_env_class=ZUDECKEN.vector_env_class,
+                               ids={"quadrat_env/Zudecken-v0": {}}, max_episode_steps=5))  # fmt: skip
+    with pytest.raises(TypeError, match="env_class must subclass PatienceEnv"):
+        GameSpec(name="X", env_class=dict, vector_env_class=ZUDECKEN.vector_env_class, ids={"x/X-v0": {}},
+                 max_episode_steps=5)  # fmt: skip
+    with pytest.raises(ValueError, match="no env ID"):
+        GameSpec(name="X", env_class=ZUDECKEN.env_class, vector_env_class=ZUDECKEN.vector_env_class, ids={},
+                 max_episode_steps=5)  # fmt: skip
+
+
+def test_layout_pieces_are_contiguous_and_named():
+    layout = Layout(("a", 3, "first"), ("b", 1, "one entry"))
+    assert layout.size == 4 and layout["b"].slice == slice(3, 4) and "a" in layout
+    assert layout.table().splitlines()[2] == "| `[0, 3)` | `a` | first |"
+    assert layout.table().splitlines()[3] == "| `3` | `b` | one entry |"
+    with pytest.raises(KeyError, match="no observation piece 'c'"):
+        layout["c"]
+    with pytest.raises(ValueError, match="unique"):
+        Layout(("a", 1, ""), ("a", 2, ""))
+    with pytest.raises(ValueError, match="size >= 1"):
+        Layout(("a", 0, ""))
+
+
+def test_without_numba_the_import_says_how_to_install_it():
+    code = "import sys; sys.modules['numba'] = None; import quadrat_env"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 1 and "pip install 'numba>=0.60'" in out.stderr
