@@ -31,6 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 from quadrat_env.cards import parse_deck
+from quadrat_env.core.checks import at_least
 from quadrat_env.core.rules import Rules
 from quadrat_env.registry import short_names, spec_for
 
@@ -98,8 +99,8 @@ def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Solve a deal with the stock order known.")
     p.add_argument("game", help=f"one of {sorted(names)} or a full env ID")
     p.add_argument("deck", nargs="?", help="card codes, first dealt first, e.g. 'AC 2C ...'")
-    p.add_argument("--seed", type=int, help="solve the deal reset(seed=SEED) deals instead")
-    p.add_argument("--deals", type=int, help="time the solver on this many seeded deals")
+    p.add_argument("--seed", type=at_least(0), help="solve the deal reset(seed=SEED) deals instead")
+    p.add_argument("--deals", type=at_least(1), help="time the solver on this many seeded deals")
     args = p.parse_args(argv)
     env_id = names.get(args.game, args.game)
     if env_id not in names.values():
@@ -119,6 +120,8 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"{env_id}: {wins}/{args.deals} deals winnable ({wins / args.deals:.2%}) "
               f"in {secs:.2f}s ({1000 * secs / args.deals:.2f} ms/deal)")  # fmt: skip
         return 0
+    if args.deck is not None and not args.deck.strip():
+        p.error("the deck is empty: give card codes like 'AC 2C ...', or --seed")
     try:
         deck = parse_deck(args.deck) if args.deck else None
         env.reset(seed=args.seed, options={"deck": deck} if deck else None)

@@ -16,6 +16,7 @@ import json
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from agents import GreedyAgent, RandomAgent, evaluate, wilson
 from agents.planner import PlannerAgent
 from agents.sb3_agent import SB3Agent
 from agents.solver import Solver
+from experiments.parallel import WorkerFailed, run_tasks
 from quadrat_env import seeds
 from quadrat_env.registry import env_ids, spec_for
 from quadrat_env.registry import short_name as env_name
@@ -92,17 +94,17 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     return {**summary.as_dict(), **extra}
 
 
+def _describe(task: tuple[Any, ...]) -> str:
+    return f"the {task[1]} task on {task[0]}"
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     todo = [t for env_id in args.env or env_ids() for t in tasks(env_id, args)]
-    if args.jobs > 1:  # tasks in parallel processes; the rows keep the table's order
-        from concurrent.futures import ProcessPoolExecutor
-
+    if args.jobs > 1:
         args.no_progress = True  # bars from several processes would garble the terminal
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            # the last env's agents (Quadrille: the longest episodes) go first, for an even load
-            rows = list(pool.map(run_task, todo[::-1], [args] * len(todo)))[::-1]
-    else:
-        rows = [run_task(t, args) for t in todo]
+    # the last env's agents (Quadrille: the longest episodes) go first, for an even load;
+    # the rows keep the table's order
+    rows = list(run_tasks(partial(run_task, args=args), todo[::-1], args.jobs, _describe))[::-1]
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
             "rows": rows, "learned": learned_summary(rows)}  # fmt: skip
@@ -197,7 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.models.is_dir():
         p.error(f"--models {args.models} is not a folder")
     start = time.perf_counter()
-    result = run(args)
+    try:
+        result = run(args)
+    except WorkerFailed as err:
+        print(f"benchmark: {err}", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "benchmark.json").write_text(json.dumps(result, indent=2))
     table = markdown(result) + "\nTraining of the published models (2-core machine):\n\n"

@@ -39,6 +39,7 @@ import yaml
 from agents import evaluate
 from agents.sb3_agent import SB3Agent
 from agents.solver import Solver
+from experiments.parallel import WorkerFailed, run_tasks
 from quadrat_env import seeds
 
 ENV_ID = "quadrat_env/Zudecken-v0"
@@ -88,26 +89,23 @@ def _collect_task(task: tuple[Any, int, int, float, tuple[int, ...], bool]) -> d
     return collect(model, range(lo, hi), epsilon, np.random.default_rng(rng_key), first)
 
 
+def _describe(task: tuple[Any, ...]) -> str:
+    return f"labelling deals {task[1]}..{task[2] - 1}"
+
+
 def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, ...], first: bool,
                      jobs: int) -> dict:  # fmt: skip
     """``collect`` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes, with a progress
     bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the data does not depend on jobs."""
-    from concurrent.futures import ProcessPoolExecutor
-
     from tqdm.auto import tqdm
 
     tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first)
              for k, lo in enumerate(range(seeds.start, seeds.stop, CHUNK))]  # fmt: skip
-    pool = ProcessPoolExecutor(jobs) if jobs > 1 else None
     parts = []
     with tqdm(total=len(seeds), unit="deal", desc="solver labels", disable=None) as bar:
-        try:
-            for task, part in zip(tasks, (pool.map if pool else map)(_collect_task, tasks), strict=True):
-                parts.append(part)
-                bar.update(task[2] - task[1])
-        finally:
-            if pool is not None:
-                pool.shutdown()
+        for task, part in zip(tasks, run_tasks(_collect_task, tasks, jobs, _describe), strict=True):
+            parts.append(part)
+            bar.update(task[2] - task[1])
     return {k: np.concatenate([p[k] for p in parts if len(p[k])]) for k in ("obs", "mask", "wins")}
 
 
@@ -221,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
               "net_arch": [256, 256]}  # fmt: skip
-    result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs)
+    try:
+        result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs)
+    except WorkerFailed as err:
+        print(f"imitate: {err}", file=sys.stderr)
+        return 1
     print(f"best validation win rate {result['best_val_win_rate']:.2%} after {result['seconds']}s")
     return 0
 

@@ -15,16 +15,18 @@ from pathlib import Path
 from agents import evaluate
 from agents.planner import PlannerAgent
 from quadrat_env import seeds
+from quadrat_env.core.checks import positive_number
+from quadrat_env.registry import env_ids
 
 EVAL_SEEDS = seeds.PLANNER_CURVE.start  # the curve's deals: seeds EVAL_SEEDS, EVAL_SEEDS + 1, ...
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", default="quadrat_env/Zudecken-v0")
+    p.add_argument("--env", default="quadrat_env/Zudecken-v0", choices=env_ids())
     p.add_argument("--deals", type=int, default=200)
     p.add_argument("--samples", type=int, nargs="+", default=[1, 4, 16, 32])
-    p.add_argument("--time-budget", type=float, default=1.0, help="seconds per decision at most")
+    p.add_argument("--time-budget", type=positive_number, default=1.0, help="seconds per decision at most")
     p.add_argument("--out", type=Path, default=Path("results"))
     args = p.parse_args(argv)
     if args.deals < 1 or min(args.samples) < 1:

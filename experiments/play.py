@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 import quadrat_env  # noqa: F401  (registers the games)
+from quadrat_env.core.checks import at_least
 from quadrat_env.registry import short_names
 
 GAMES = short_names()
@@ -65,7 +66,7 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO) -> int:
         if entry in ("h", "hint", "?"):
             say("; ".join(hints(env_id, obs, info["action_mask"])))
             continue
-        if not entry.lstrip("-").isdigit() or int(entry) not in legal:
+        if not (entry.isascii() and entry.isdigit()) or int(entry) not in legal:
             say(f"{entry!r} is not a legal move: type one of {', '.join(map(str, legal))}, h or q")
             continue
         obs, _, terminated, truncated, info = env.step(int(entry))
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Play Quadrat, Zudecken or Quadrille in the terminal.")
     games = short_names()  # every registered game, including ones registered after import
     p.add_argument("game", choices=sorted(games), help="which game")
-    p.add_argument("--seed", type=int, default=None, help="deal this seeded game (default: random)")
+    p.add_argument("--seed", type=at_least(0), default=None, help="deal this seeded game (default: random)")
     args = p.parse_args(argv)
     return play(games[args.game], args.seed, sys.stdin, sys.stdout)
 

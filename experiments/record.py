@@ -17,6 +17,7 @@ from agents import Agent, GreedyAgent, RandomAgent
 from agents.planner import PlannerAgent
 from agents.sb3_agent import SB3Agent
 from experiments.play import GAMES
+from quadrat_env.core.checks import at_least
 
 
 def make_agent(spec: str, env_id: str) -> Agent:
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--agent", default="greedy", help="greedy, random, planner, or a saved model .zip")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=at_least(0), default=0)
     p.add_argument("--fps", type=float, default=4.0)
     p.add_argument("--out", type=Path, help="a .gif for the episode, a .png for the final table")
     args = p.parse_args(argv)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 RANKS = "A23456789TJQK"
 SUITS = "CDHS"
 SUIT_SYMBOLS = "♣♦♥♠"
@@ -72,10 +74,16 @@ def parse_deck(
     items: Sequence[str | int]
     if isinstance(deck, str):
         items = deck.replace(",", " ").split()
-    elif isinstance(deck, Iterable) and not isinstance(deck, (bytes, dict)):
+    elif isinstance(deck, np.ndarray) and deck.ndim == 1 or isinstance(deck, Sequence) and not isinstance(
+        deck, (bytes, bytearray)
+    ):
         items = list(deck)
     else:
-        raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...], got {deck!r}")
+        kind = type(deck).__name__
+        why = {"set": "a set has no order", "frozenset": "a set has no order", "dict": "a dict is not a deck",
+               "ndarray": f"an array of shape {getattr(deck, 'shape', '?')} is not one row"}.get(kind, kind)
+        raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...] in dealing order, "
+                         f"got {why}")  # fmt: skip
     cards: list[int] = []
     for i, item in enumerate(items):
         if isinstance(item, str):

@@ -62,7 +62,8 @@ def register_game(spec: GameSpec) -> None:
         _GAMES[env_id] = spec
         if env_id not in registry:  # importing twice (e.g. via "quadrat_env:...") must not warn
             register(id=env_id, entry_point=_entry(spec.env_class),
-                     vector_entry_point=_entry(spec.vector_env_class), kwargs=dict(kwargs),
+                     vector_entry_point=_entry(spec.vector_env_class),
+                     kwargs={**kwargs, "max_episode_steps": spec.max_episode_steps},
                      max_episode_steps=spec.max_episode_steps)  # fmt: skip
 
 

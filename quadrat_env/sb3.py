@@ -56,8 +56,8 @@ class SB3VecEnv(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         if self._actions is None:
             raise RuntimeError("step_wait() called without step_async(); call step() instead")
-        obs, rewards, terminated, truncated, info = self.venv.step(self._actions)
-        self._actions = None
+        actions, self._actions = self._actions, None  # a failed step is not retried by the next call
+        obs, rewards, terminated, truncated, info = self.venv.step(actions)
         dones = terminated | truncated
         infos = _split(info, self.num_envs, _STEP_KEYS)
         for i, info_i in enumerate(infos):
@@ -84,7 +84,9 @@ class SB3VecEnv(VecEnv):
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         if attr_name == "action_masks":  # what sb3-contrib checks before calling env_method
             return [self.action_masks] * len(self._get_indices(indices))
-        value = getattr(self.venv.single, attr_name)  # the spec, spaces, game, kwargs
+        if attr_name == "spec":  # the registered ID's spec (the inner single env was not made by gym.make)
+            return [self.spec] * len(self._get_indices(indices))
+        value = getattr(self.venv.single, attr_name)  # the spaces, game, kwargs
         return [value] * len(self._get_indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:

@@ -8,6 +8,8 @@ up to date in place; everything else (and every error message) is common.
 
 from __future__ import annotations
 
+import copy
+import importlib.util
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -16,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from quadrat_env.cards import card_code, parse_deck
+from quadrat_env.core.checks import choice, number, whole
 from quadrat_env.core.kernel import CARDS, OVER, REMOVED, WON
 from quadrat_env.core.rules import IllegalMove, Rules
 
@@ -24,11 +27,24 @@ _INT_TYPES = frozenset(
     {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64}
 )
 ILLEGAL_MODES = ("penalize", "raise")
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError, AttributeError):  # e.g. blocked with sys.modules[name] = None
+        return False
+
+
+_HAS_PIL, _HAS_PYGAME = _installed("PIL"), _installed("pygame")
+RENDER_MODES = ["ansi"] + ["rgb_array"] * _HAS_PIL + ["human"] * (_HAS_PIL and _HAS_PYGAME)
 RESET_OPTIONS = ("deck",)
 
 
 class PatienceEnv(gym.Env[np.ndarray, np.int64]):
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    #: The modes this installation can draw: pictures need Pillow, the window pygame (extras), so
+    #: checkers that try every declared mode do not fail on a plain install.
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": RENDER_MODES, "render_fps": 4}
     #: Whether the action space ends with an "end the game" action for deals with no move.
     has_end_action: ClassVar[bool] = True
 
@@ -40,19 +56,20 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         reward_mode: str = "sparse",
         illegal_action: str = "penalize",
         illegal_penalty: float = 0.01,
+        max_episode_steps: int | None = None,
     ) -> None:
-        _check_choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
-        _check_choice("reward_mode", reward_mode, REWARD_MODES)
-        _check_choice("illegal_action", illegal_action, ILLEGAL_MODES)
-        if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, (int, float)):
-            raise ValueError(f"illegal_penalty must be a number, got {illegal_penalty!r}")
-        if not (np.isfinite(illegal_penalty) and illegal_penalty >= 0):
-            raise ValueError(f"illegal_penalty must be finite and >= 0, got {illegal_penalty!r}")
+        choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        choice("reward_mode", reward_mode, REWARD_MODES)
+        choice("illegal_action", illegal_action, ILLEGAL_MODES)
+        self.illegal_penalty = number("illegal_penalty", illegal_penalty, minimum=0)
+        # The env counts its own steps as well as gym.make's TimeLimit: a reset that is refused
+        # leaves this counter as it was (TimeLimit zeroes its own before the env can refuse).
+        self.max_episode_steps = None if max_episode_steps is None else whole(
+            "max_episode_steps", max_episode_steps, minimum=1)  # fmt: skip
         self.game = game
         self.render_mode = render_mode
         self.reward_mode = reward_mode
         self.illegal_action = illegal_action
-        self.illegal_penalty = float(illegal_penalty)
         self.end_action: int | None = game.num_moves if self.has_end_action else None
         self.action_space = spaces.Discrete(game.num_moves + int(self.has_end_action))
         self.observation_space = spaces.Box(0.0, 1.0, (game.layout.size,), np.float32)
@@ -68,6 +85,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self._over = False
         self._won = False
         self._cards = 0
+        self._elapsed = 0
 
     # -- what a subclass supplies ------------------------------------------------------------
     def draw_text(self, state: Any) -> str:
@@ -102,6 +120,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self._dealt = deck
         self._started = True
         self._over = self._won = False
+        self._elapsed = 0
         self._cards = int(kernel.cards_left(self._row, self.game.params))
         if self.render_mode == "human":
             self.render()
@@ -109,8 +128,10 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         # Plain ints and numpy integers in range take the fast path; anything else goes through
-        # the space's own check (and its error message below).
-        if type(action) in _INT_TYPES and 0 <= action < self._n_actions or self.action_space.contains(action):
+        # the space's own check (and its error message below). Bools are not actions.
+        if type(action) in _INT_TYPES and 0 <= action < self._n_actions or (
+            not isinstance(action, (bool, np.bool_)) and self.action_space.contains(action)
+        ):
             a = int(action)
         else:
             raise ValueError(
@@ -129,11 +150,11 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
                 )
             info = self._info()
             info["illegal_action"] = True
-            return self._obs.copy(), -self.illegal_penalty, False, False, info
+            return self._obs.copy(), -self.illegal_penalty, False, self._tick(), info
         if a == self.end_action:
             self._over = True
             self._mask[:] = 0
-            return self._obs.copy(), 0.0, True, False, self._info()
+            return self._obs.copy(), 0.0, True, self._tick(), self._info()
         out = self._out
         self.game.kernel.step_one(self._row, a, self._obs, self._mask, self.game.params, out)
         self._over, self._won, self._cards = bool(out[OVER]), bool(out[WON]), int(out[CARDS])
@@ -144,7 +165,21 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             reward += 1.0
         if self.render_mode == "human":
             self.render()
-        return self._obs.copy(), reward, self._over, False, self._info()
+        return self._obs.copy(), reward, self._over, self._tick(), self._info()
+
+    def __copy__(self) -> PatienceEnv:
+        """A copy that shares nothing mutable (stepping one never changes the other). Gymnasium's
+        wrappers copy shallowly, so copy a wrapped env with ``copy.deepcopy`` or pickle."""
+        window, self._window = self._window, None
+        try:
+            return copy.deepcopy(self)
+        finally:
+            self._window = window
+
+    def _tick(self) -> bool:
+        """Count a step; whether the env's own time limit truncates the episode now."""
+        self._elapsed += 1
+        return self.max_episode_steps is not None and self._elapsed >= self.max_episode_steps
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
@@ -207,6 +242,3 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             raise ValueError(f"{self.game.name}: bad deck: {err}") from None
 
 
-def _check_choice(name: str, value: Any, choices: tuple[Any, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")

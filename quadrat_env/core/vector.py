@@ -10,6 +10,7 @@ inside :class:`gymnasium.vector.SyncVectorEnv`. The tests check that.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -19,7 +20,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from quadrat_env.cards import parse_deck
-from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.checks import whole
+from quadrat_env.core.env import RENDER_MODES, PatienceEnv
 from quadrat_env.core.rules import IllegalMove
 
 RESET_OPTIONS = ("deck", "decks", "reset_mask")
@@ -33,7 +35,7 @@ INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
 
 class PatienceVectorEnv(VectorEnv):
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "rgb_array"],
+        "render_modes": [m for m in RENDER_MODES if m != "human"],  # no window per deal
         "render_fps": 4,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
@@ -49,16 +51,9 @@ class PatienceVectorEnv(VectorEnv):
         render_mode: str | None = None,
         **kwargs: Any,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs must be a whole number >= 1, got {num_envs!r}")
-        if max_episode_steps is not None and (
-            isinstance(max_episode_steps, bool)
-            or not isinstance(max_episode_steps, int)
-            or max_episode_steps < 1
-        ):
-            raise ValueError(
-                f"max_episode_steps must be None or a whole number >= 1, got {max_episode_steps!r}"
-            )
+        num_envs = whole("num_envs", num_envs, minimum=1)
+        if max_episode_steps is not None:
+            max_episode_steps = whole("max_episode_steps", max_episode_steps, minimum=1)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be one of {[None, *self.metadata['render_modes']]} for a batched env "
@@ -108,6 +103,9 @@ class PatienceVectorEnv(VectorEnv):
         """
         seeds = self._seeds(seed)
         rows, given = self._reset_options(options)
+        if not self._started and len(rows) < self.num_envs:
+            raise ValueError("the first reset must deal every env: leave out options['reset_mask'] "
+                             "(or make it all True)")  # fmt: skip
         for i in rows:
             if seeds[i] is not None or self.rngs[i] is None:
                 self.rngs[i] = seeding.np_random(seeds[i])[0]
@@ -171,6 +169,10 @@ class PatienceVectorEnv(VectorEnv):
             raise RuntimeError("render() called before reset(); call reset() first")
         draw = self.single.draw_rgb if self.render_mode == "rgb_array" else self.single.draw_text
         return tuple(draw(self.state(i)) for i in range(self.num_envs))
+
+    def __copy__(self) -> PatienceVectorEnv:
+        """A copy that shares nothing mutable (stepping one never changes the other)."""
+        return copy.deepcopy(self)
 
     def close_extras(self, **kwargs: Any) -> None:
         self.single.close()
@@ -238,16 +240,17 @@ class PatienceVectorEnv(VectorEnv):
         n = self.num_envs
         if seed is None:
             return [None] * n
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
             return [int(seed) + i for i in range(n)]
 
         def whole(s: Any) -> bool:
-            return s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool))
+            return s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0)
 
         listed = isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == n
         if listed and all(map(whole, seed)):
             return [None if s is None else int(s) for s in seed]
-        raise ValueError(f"seed must be None, an int or a list of {n} ints/None, got {seed!r}")
+        raise ValueError(f"seed must be None, a whole number >= 0 or a list of {n} of them (or None), "
+                         f"got {seed!r}")  # fmt: skip
 
     def _reset_options(
         self, options: Mapping[str, Any] | None

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from quadrat_env.cards import PACKS, card_symbol
+from quadrat_env.core.checks import whole
 from quadrat_env.core.layout import Layout
 from quadrat_env.core.rules import Rules
 from quadrat_env.games.quadrat import kernel as k
@@ -127,7 +128,8 @@ class SlotRules(Rules[SlotState]):
 
 def quadrat(pack_size: int = 32) -> SlotRules:
     """Quadrat: lay off two upcards of one suit. Won iff the stock is used up."""
-    if isinstance(pack_size, bool) or pack_size not in PACKS:
+    pack_size = whole("n_cards", pack_size)
+    if pack_size not in PACKS:
         raise ValueError(f"n_cards must be 32 or 52, got {pack_size!r}")
     name = "Quadrat" if pack_size == 32 else f"Quadrat{pack_size}"
     return SlotRules(name, pack_size, match_rank=False, max_group=2, win_needs_clear=False,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from quadrat_env.cards import card_symbol
+from quadrat_env.core.checks import whole
 from quadrat_env.core.rules import Rules
 from quadrat_env.games.quadrille import kernel as k
 from quadrat_env.games.quadrille.reference import EMPTY, NUM_PILES, PILE_NAMES, QuadrilleState
@@ -19,9 +20,7 @@ class QuadrilleRules(Rules[QuadrilleState]):
     num_moves = 1 + NUM_PILES
 
     def __init__(self, redeals: int = 2) -> None:
-        if isinstance(redeals, bool) or not isinstance(redeals, int) or redeals < 0:
-            raise ValueError(f"redeals must be a whole number >= 0, got {redeals!r}")
-        self.redeals = redeals
+        self.redeals = redeals = whole("redeals", redeals, minimum=0)
         self.params = np.array([redeals], dtype=np.int64)
 
     def to_row(self, state: QuadrilleState) -> np.ndarray:

@@ -1,0 +1,69 @@
+"""One rule for every argument a user passes: what counts as a whole number, a number, a choice.
+
+Whole numbers are Python ints or numpy integers (never bools, never floats such as ``32.0``);
+numbers are those or Python/numpy floats (never bools). Each check returns the plain Python value
+or raises ``ValueError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+
+def whole(name: str, value: Any, minimum: int | None = None) -> int:
+    """``value`` as an int, if it is a whole number (>= ``minimum``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def number(name: str, value: Any, minimum: float | None = None) -> float:
+    """``value`` as a finite float (>= ``minimum``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        bound = "" if minimum is None else f" and >= {minimum:g}"
+        raise ValueError(f"{name} must be finite{bound}, got {value!r}")
+    return float(value)
+
+
+def choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
+    """``value`` if it is one of ``choices`` (compared by type too, so ``True`` is not ``1``)."""
+    if not any(type(value) is type(c) and value == c for c in choices):
+        raise ValueError(f"{name} must be one of {list(choices)}, got {value!r}")
+    return value
+
+
+def at_least(minimum: int) -> Any:
+    """An argparse ``type=`` for whole numbers >= ``minimum`` (a bad value: one line, exit 2)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    parse.__name__ = f"whole number >= {minimum}"
+    return parse
+
+
+def positive_number(text: str) -> float:
+    """An argparse ``type=`` for finite numbers > 0."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value

@@ -1,0 +1,46 @@
+"""Every command-line entry point answers garbage with argparse's usage line and exit status 2."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+ZU = "quadrat_env/Zudecken-v0"
+GARBAGE = {
+    "agents.solver:_main": [[], ["Solitaire"], ["Zudecken", "--deals", "0"], ["Zudecken", "--deals", "x"],
+                            ["Zudecken", ""], ["Zudecken", "--seed", "-1"], ["Zudecken", "AC AC"],
+                            ["Zudecken", "--seed", "1", "--deals", "3"]],
+    "experiments.play:main": [[], ["Nope"], ["Zudecken", "--seed", "-1"], ["Zudecken", "--seed", "1.5"]],
+    "experiments.benchmark:main": [["--deals", "0"], ["--deals", "-3"], ["--env", "CartPole-v1"],
+                                   ["--jobs", "0"], ["--planner-deals", "-1"], ["--models", "/nonexistent"],
+                                   ["--deals", "nan"]],
+    "experiments.train:main": [["--env", ZU], ["--env", ZU, "--algo", "a2c"],
+                               ["--env", ZU, "--algo", "ppo", "--timesteps", "-5"],
+                               ["--env", ZU, "--algo", "ppo", "--seed", "-1"],
+                               ["--env", ZU, "--algo", "ppo", "--init", "/nonexistent.zip"]],
+    "experiments.imitate:main": [["--seed", "-1"], ["--epsilon", "2"], ["--jobs", "0"], ["--seed", "9"],
+                                 ["--epsilon", "nan"], ["--deals-per-round", "x"]],
+    "experiments.demo:main": [["--deals", "0"], ["--show", "-1"], ["--env", "nope"]],
+    "experiments.planner_curve:main": [["--deals", "0"], ["--samples", "0"], ["--env", "CartPole-v1"],
+                                       ["--time-budget", "-1"], ["--time-budget", "inf"]],
+    "experiments.throughput:main": [["--seconds", "0"], ["--seconds", "nan"], ["--ppo-timesteps", "-1"]],
+    "experiments.record:main": [["Nope"], ["Zudecken", "--agent", "smart"], ["Zudecken", "--fps", "0"],
+                                ["Zudecken", "--out", "x.mp4"], ["Zudecken", "--seed", "-2"],
+                                ["Zudecken", "--agent", "/nonexistent.zip"]],
+    "experiments.publish:main": [[], ["/nonexistent-run"]],
+}  # fmt: skip
+CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
+
+
+@pytest.mark.parametrize(("entry", "argv"), CASES, ids=[f"{e.split(':')[0]} {' '.join(a)}" for e, a in CASES])
+def test_garbage_gets_one_clear_line_and_exit_2(entry, argv, capsys):
+    module, name = entry.split(":")
+    main = getattr(importlib.import_module(module), name)
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines and "Traceback" not in err and lines[-1].split(": error: ", 1)[-1], err
+    assert len([line for line in lines if ": error: " in line]) == 1, err
