@@ -97,6 +97,11 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         raise NotImplementedError
 
     @property
+    def elapsed_steps(self) -> int:
+        """Steps since the last reset (what the env's own time limit counts)."""
+        return self._elapsed
+
+    @property
     def state(self) -> Any:
         """The rules' readable state (None before the first reset)."""
         return self.game.view(self._row) if self._started else None
