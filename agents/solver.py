@@ -71,11 +71,12 @@ class Solver:
         n = self.game.kernel.solve_line(row, self.game.params, self.order, self.game.max_moves, self.buffer)
         return None if n < 0 else self.buffer[:n].tolist()
 
-    def wins_after(self, row: np.ndarray, moves: np.ndarray) -> np.ndarray:
-        """For each legal move in ``moves``: does the deal in ``row`` still win after it?"""
-        wins = np.zeros(len(moves), dtype=np.bool_)
-        self.game.kernel.wins_after(row, np.asarray(moves, dtype=np.int64), self.game.params, self.order,
-                                    self.game.max_moves, wins)  # fmt: skip
+    def wins_after(self, rows: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """For each legal move in ``moves``: in how many of the deals ``rows`` (one state row, or a
+        2-D array of them) does it still win?"""
+        wins = np.zeros(len(moves), dtype=np.int64)
+        self.game.kernel.wins_after(np.atleast_2d(rows), np.asarray(moves, dtype=np.int64), self.game.params,
+                                    self.order, self.game.max_moves, wins)  # fmt: skip
         return wins
 
     def _greedy_line(self, row: np.ndarray) -> list[int] | None:
@@ -91,6 +92,34 @@ class Solver:
             kernel.play(row, move, scratch, game.params)
 
 
+class ReferenceSearch:
+    """The same search written plainly in Python over a game's readable rules (``game.start``,
+    ``legal_moves``, ``play``): the oracle the compiled search is tested against, and the baseline
+    ``--deals N --reference`` times it against."""
+
+    def __init__(self, game: Any, order: Sequence[int], key: Any) -> None:
+        self.game, self.order, self.key = game, {m: i for i, m in enumerate(order)}, key
+        self.lost: set[Any] = set()
+
+    def line(self, state: Any) -> list[int] | None:
+        moves: list[int] = []
+        return moves[::-1] if self._win(state, moves) else None
+
+    def _win(self, state: Any, line: list[int]) -> bool:
+        key = self.key(state)
+        if key in self.lost:
+            return False
+        moves = self.game.legal_moves(state)
+        if not moves:
+            return self.game.is_won(state)
+        for move in sorted(moves, key=self.order.__getitem__):
+            if self._win(self.game.play(state, move), line):
+                line.append(move)
+                return True
+        self.lost.add(key)
+        return False
+
+
 def _main(argv: list[str] | None = None) -> int:
 
     import quadrat_env  # noqa: F401  (registers the games)
@@ -101,6 +130,8 @@ def _main(argv: list[str] | None = None) -> int:
     p.add_argument("deck", nargs="?", help="card codes, first dealt first, e.g. 'AC 2C ...'")
     p.add_argument("--seed", type=at_least(0), help="solve the deal reset(seed=SEED) deals instead")
     p.add_argument("--deals", type=at_least(1), help="time the solver on this many seeded deals")
+    p.add_argument("--reference", action="store_true",
+                   help="with --deals: also time the plain-Python reference search (four-slot games)")
     args = p.parse_args(argv)
     env_id = names.get(args.game, args.game)
     if env_id not in names.values():
@@ -119,6 +150,8 @@ def _main(argv: list[str] | None = None) -> int:
         secs = time.perf_counter() - start
         print(f"{env_id}: {wins}/{args.deals} deals winnable ({wins / args.deals:.2%}) "
               f"in {secs:.2f}s ({1000 * secs / args.deals:.2f} ms/deal)")  # fmt: skip
+        if args.reference:
+            return _time_reference(env, args.deals, wins, secs)
         return 0
     if args.deck is not None and not args.deck.strip():
         p.error("the deck is empty: give card codes like 'AC 2C ...', or --seed")
@@ -134,6 +167,28 @@ def _main(argv: list[str] | None = None) -> int:
         return 1
     print(f"winnable in {len(line)} actions: {' '.join(map(str, line))}")
     return 0
+
+
+def _time_reference(env: Any, deals: int, wins: int, secs: float) -> int:
+    """The reference search on the same deals: its time, and whether it agrees."""
+    from quadrat_env.games.quadrat.reference import SlotGame
+
+    game = env.game
+    if not hasattr(game, "match_rank"):
+        print("--reference: the reference search is written for the four-slot games", file=sys.stderr)
+        return 2
+    ref = SlotGame(game.name, game.pack_size, game.match_rank, game.max_group, game.win_needs_clear,
+                   game.num_moves)  # fmt: skip
+    start, ref_wins = time.perf_counter(), 0
+    for seed in range(deals):
+        env.reset(seed=seed)
+        search = ReferenceSearch(ref, game.search_order, lambda s: (s.next, tuple(sorted(s.slots))))
+        ref_wins += search.line(ref.start(env.state.deck)) is not None
+    ref_secs = time.perf_counter() - start
+    print(f"reference search (plain Python): {ref_wins}/{deals} winnable in {ref_secs:.2f}s; "
+          f"the compiled solver is {ref_secs / secs:.0f}x faster, and they "
+          f"{'agree' if ref_wins == wins else 'DISAGREE'}")  # fmt: skip
+    return 0 if ref_wins == wins else 1
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ GARBAGE = {
                                 ["Zudecken", "--out", "x.mp4"], ["Zudecken", "--seed", "-2"],
                                 ["Zudecken", "--agent", "/nonexistent.zip"]],
     "experiments.publish:main": [[], ["/nonexistent-run"]],
+    "experiments.fuzz:main": [["--steps", "0"], ["--steps", "many"], ["--env", "CartPole-v1"]],
 }  # fmt: skip
 CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
 

@@ -108,3 +108,28 @@ def test_command_line():
     assert out.returncode == 0 and "/20 deals winnable" in out.stdout
     out = subprocess.run(run + ["Solitaire", "--seed", "1"], capture_output=True, text=True)
     assert out.returncode == 2 and "unknown game" in out.stderr
+
+
+@pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Zudecken-v0"])
+def test_compiled_search_finds_the_reference_search_line(env_id):
+    from agents.solver import ReferenceSearch
+    from quadrat_env.games.quadrat.reference import SlotGame
+
+    env = gym.make(env_id).unwrapped
+    game = env.game
+    ref = SlotGame(game.name, game.pack_size, game.match_rank, game.max_group, game.win_needs_clear,
+                   game.num_moves)  # fmt: skip
+    solver, found = Solver(game), 0
+    for seed in range(150):
+        env.reset(seed=seed)
+        plain = ReferenceSearch(ref, game.search_order, lambda s: (s.next, tuple(sorted(s.slots))))
+        line = solver.line(env.state)
+        assert line == plain.line(ref.start(env.state.deck)), seed  # same order, same first winning line
+        found += line is not None
+    assert found > 10
+
+
+def test_command_line_times_the_reference_search():
+    out = subprocess.run([sys.executable, "-m", "agents.solver", "Zudecken", "--deals", "30", "--reference"],
+                         capture_output=True, text=True)  # fmt: skip
+    assert out.returncode == 0 and "they agree" in out.stdout

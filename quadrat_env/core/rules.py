@@ -73,6 +73,10 @@ class Rules(Generic[S]):
         sees, with the hidden cards in an order drawn from ``rng``."""
         raise NotImplementedError(f"{self.name} offers no determinization for the planner")
 
+    def determinize_many(self, observation: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` rows of :meth:`determinize` (drawn in turn from ``rng``), shape (count, state_size)."""
+        return np.stack([self.determinize(observation, rng) for _ in range(count)])
+
     # -- the verbs -----------------------------------------------------------------------------
     def start(self, deck: Sequence[int]) -> S:
         """The opening state for ``deck`` (card numbers, index 0 dealt first)."""

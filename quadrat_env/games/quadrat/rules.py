@@ -116,6 +116,16 @@ class SlotRules(Rules[SlotState]):
         order = tuple(int(c) for c in rng.permutation(unseen))
         return self.to_row(state._replace(deck=state.deck + order))
 
+    def determinize_many(self, observation: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
+        # The visible table is decoded once; each row differs only in the order of the unseen cards.
+        state, unseen = self.decode(observation)
+        row = self.to_row(state._replace(deck=state.deck + tuple(unseen.tolist())))
+        rows = np.repeat(row[None], count, axis=0)
+        start = k.DECK + state.next
+        for i in range(count):
+            rows[i, start : start + len(unseen)] = rng.permutation(unseen)
+        return rows
+
     def decode(self, observation: np.ndarray) -> tuple[SlotState, np.ndarray]:
         """The visible state, its ``deck`` holding only the cards gone by; and the unseen cards."""
         p, obs = self.pack_size, np.asarray(observation)
