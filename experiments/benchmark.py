@@ -23,7 +23,7 @@ from typing import Any
 import gymnasium as gym
 
 from agents import GreedyAgent, RandomAgent, evaluate, wilson
-from agents.planner import PlannerAgent
+from agents.planner import SAMPLES, PlannerAgent
 from agents.sb3_agent import SB3Agent
 from agents.solver import Solver
 from experiments.parallel import WorkerFailed, run_tasks
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=int, default=1000, help="held-out deals per env and agent")
     p.add_argument("--planner-deals", type=int, default=100, help="deals for the (slow) planner; 0: skip")
-    p.add_argument("--planner-samples", type=int, default=32)
+    p.add_argument("--planner-samples", type=int, default=SAMPLES)
     p.add_argument("--solver-deals", type=int, help="deals for the solver bound (default: --deals)")
     p.add_argument("--env", action="append", choices=env_ids(), help="only these env IDs")
     p.add_argument("--models", type=Path, default=MODELS)

@@ -30,6 +30,8 @@ GARBAGE = {
                                 ["Zudecken", "--agent", "/nonexistent.zip"]],
     "experiments.publish:main": [[], ["/nonexistent-run"]],
     "experiments.fuzz:main": [["--steps", "0"], ["--steps", "many"], ["--env", "CartPole-v1"]],
+    "experiments.how_well:main": [["--deals", "0"], ["--budgets"], ["--budgets", "0"],
+                                  ["--planner-deals", "x"]],
 }  # fmt: skip
 CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
 

@@ -183,3 +183,17 @@ def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
     assert len(one["obs"]) > 0
     for key in ("obs", "mask", "wins"):
         assert (one[key] == two[key]).all()
+
+
+def test_how_well_table(tmp_path, monkeypatch):
+    from experiments import how_well
+
+    monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
+    assert how_well.main(["--deals", "20", "--planner-deals", "3", "--budgets", "1", "2",
+                          "--out", str(tmp_path)]) == 0  # fmt: skip
+    rows = json.loads((tmp_path / "how_well.json").read_text())
+    assert [r["player"] for r in rows] == [
+        "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, 1 samples",
+        "planner, 2 samples", "clairvoyant solver (knows the stock)"]  # fmt: skip
+    assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
+    assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
