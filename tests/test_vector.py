@@ -181,3 +181,53 @@ def test_deck_queue_deals_what_single_resets_deal_past_refills(env_id):
             assert venv.decks[i].tolist() == list(parse_deck(env.deck)), (k, i)
             env.reset()
         venv.reset()
+
+
+def assert_same_info(a, b, where: str) -> None:
+    """assert_same, with Gymnasium's object arrays (``final_obs``) compared element by element."""
+    assert sorted(a) == sorted(b), (where, sorted(a), sorted(b))
+    for key in a:
+        if key == "final_obs":
+            pairs = zip(a[key], b[key], strict=True)
+            assert all((x is None and y is None) or np.array_equal(x, y) for x, y in pairs), where
+        elif isinstance(a[key], dict):
+            assert_same_info(a[key], b[key], f"{where}.{key}")
+        else:
+            assert_same(a[key], b[key], f"{where}.{key}")
+
+
+@pytest.mark.parametrize("env_id", quadrat_env.ENV_IDS)
+def test_same_step_autoreset_matches_sync_vector_env(env_id):
+    kwargs = {"max_episode_steps": 30} if "Quadrille" in env_id else {}  # truncations too
+    native = gym.make_vec(env_id, num_envs=5, autoreset_mode="SameStep", **kwargs)
+    sync = gym.make_vec(env_id, num_envs=5, vectorization_mode="sync",
+                        vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP}, **kwargs)  # fmt: skip
+    assert native.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP == native.unwrapped.autoreset_mode
+    (obs_n, info_n), (obs_s, info_s) = native.reset(seed=4), sync.reset(seed=4)
+    assert_same((obs_n, info_n), (obs_s, info_s), "reset")
+    rng, finals = np.random.default_rng(1), 0
+    for t in range(400):
+        acts = random_actions(rng, info_n["action_mask"], illegal_share=0.05)
+        out_n, out_s = native.step(acts), sync.step(acts)
+        assert_same(out_n[:4], out_s[:4], f"obs, reward, terminated, truncated at step {t}")
+        assert_same_info(out_n[4], out_s[4], f"info at step {t}")
+        info_n = out_n[4]
+        finals += int(info_n.get("_final_obs", np.zeros(5, bool)).sum())
+        assert info_n["action_mask"].any(axis=1).all()  # a mask is never all zero: finished envs are dealt
+    assert finals >= 5
+
+
+def test_disabled_autoreset_wants_a_reset_before_the_next_step():
+    venv = gym.make_vec(ZU, num_envs=2, autoreset_mode=AutoresetMode.DISABLED).unwrapped
+    venv.reset(seed=0)
+    while not venv.autoreset.any():
+        venv.step(np.argmax(venv.action_masks(), axis=1))
+    ended = venv.autoreset.copy()
+    before = venv.obs.copy()
+    with pytest.raises(RuntimeError, match="ended: reset them first"):
+        venv.step(np.zeros(2, dtype=np.int64))
+    assert np.array_equal(venv.obs, before)
+    venv.reset(options={"reset_mask": ended})
+    venv.step(np.argmax(venv.action_masks(), axis=1))
+    with pytest.raises(ValueError, match="autoreset_mode must be one of"):
+        gym.make_vec(ZU, num_envs=2, autoreset_mode="sometimes")

@@ -33,6 +33,16 @@ QUEUE = 64
 INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
 
 
+def _autoreset_mode(mode: Any) -> AutoresetMode:
+    """An :class:`AutoresetMode`, or its value or name as a string (``"SameStep"``, ``"SAME_STEP"``)."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    for m in AutoresetMode:
+        if isinstance(mode, str) and mode in (m.value, m.name):
+            return m
+    raise ValueError(f"autoreset_mode must be one of {[m.name for m in AutoresetMode]}, got {mode!r}")
+
+
 class PatienceVectorEnv(VectorEnv):
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": [m for m in RENDER_MODES if m != "human"],  # no window per deal
@@ -49,9 +59,12 @@ class PatienceVectorEnv(VectorEnv):
         max_episode_steps: int | None = None,
         copy: bool = True,
         render_mode: str | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **kwargs: Any,
     ) -> None:
         num_envs = whole("num_envs", num_envs, minimum=1)
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
         if max_episode_steps is not None:
             max_episode_steps = whole("max_episode_steps", max_episode_steps, minimum=1)
         if render_mode not in (None, *self.metadata["render_modes"]):
@@ -121,7 +134,13 @@ class PatienceVectorEnv(VectorEnv):
         if not self._started:
             raise RuntimeError("step() called before reset(); call reset() first")
         n = self.num_envs
-        restart = self.autoreset.copy()  # NEXT_STEP autoreset: these envs ignore their action
+        mode = self.autoreset_mode
+        if mode is AutoresetMode.DISABLED and self.autoreset.any():
+            ended = np.flatnonzero(self.autoreset)[:5].tolist()
+            raise RuntimeError(f"env(s) {ended} ended: reset them first "
+                               "(reset(options={'reset_mask': ...})); nothing was stepped")  # fmt: skip
+        # NEXT_STEP autoreset: these envs ignore their action and deal anew
+        restart = self.autoreset.copy() if mode is AutoresetMode.NEXT_STEP else np.zeros(n, dtype=bool)
         live = ~restart
         legal = self.masks[np.arange(n), acts] == 1
         illegal = live & ~legal
@@ -154,9 +173,27 @@ class PatienceVectorEnv(VectorEnv):
         reset_rows = np.flatnonzero(restart)
         if len(reset_rows):
             self._restart(reset_rows, self._shuffled(reset_rows))
-        self.autoreset = terminated | truncated
-        info = self._infos(ALL, illegal, won)
+        done = terminated | truncated
+        if mode is AutoresetMode.SAME_STEP and done.any():
+            info = self._same_step_reset(np.flatnonzero(done), illegal, won)
+        else:
+            self.autoreset = done  # NEXT_STEP: dealt on the next step; DISABLED: reset() is due
+            info = self._infos(ALL, illegal, won)
         return self._out(self.obs), rewards, terminated, truncated, info
+
+    def _same_step_reset(self, done: np.ndarray, illegal: np.ndarray, won: np.ndarray) -> dict[str, Any]:
+        """SAME_STEP: deal the finished envs now. Their last observation and info go into
+        ``info["final_obs"]`` and ``info["final_info"]``, laid out as SyncVectorEnv lays them out."""
+        final_info = self._infos(done, illegal, won)
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for i in done.tolist():
+            final_obs[i] = self.obs[i].copy()
+        self._restart(done, self._shuffled(done))
+        ended = np.zeros(self.num_envs, dtype=bool)
+        ended[done] = True
+        info = self._infos(ALL, illegal & ~ended, won & ~ended)
+        info.update(final_obs=final_obs, _final_obs=ended, final_info=final_info, _final_info=ended.copy())
+        return info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of every env as a bool array of shape (num_envs, n_actions)."""

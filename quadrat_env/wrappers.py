@@ -1,0 +1,104 @@
+"""Masks in the observation, for frameworks that read them there (RLlib, Tianshou, TorchRL, PettingZoo-style).
+
+    env = ActionMaskObservation(gym.make("quadrat_env/Zudecken-v0"))
+    obs, info = env.reset(seed=0)
+    obs["observations"], obs["action_mask"]          # the flat observation, and the legal actions
+
+    venv = VectorActionMaskObservation(gym.make_vec("quadrat_env/Zudecken-v0", num_envs=8))
+
+The defaults are what RLlib's action-masking example takes as it is: keys ``"observations"`` and
+``"action_mask"``, the mask as float32 0/1. PettingZoo-style code names the first key
+``"observation"``: pass ``observation_key="observation"``. The mask is the one the env reports in
+``info["action_mask"]``; after an episode ends it is all zero (the episode takes no more actions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import VectorEnv, VectorWrapper
+from gymnasium.vector.utils import batch_space
+
+MASK_DTYPES = (np.float32, np.float64, np.int8, np.bool_)
+
+
+def _dict_space(obs_space: gym.Space, n: int, obs_key: str, mask_key: str, dtype: Any) -> spaces.Dict:
+    mask = spaces.MultiBinary(n) if dtype is np.int8 else spaces.Box(0, 1, (n,), dtype)
+    if dtype is np.bool_:
+        mask = spaces.Box(False, True, (n,), np.bool_)
+    return spaces.Dict({mask_key: mask, obs_key: obs_space})
+
+
+def _check(observation_key: Any, mask_key: Any, mask_dtype: Any) -> Any:
+    for name, key in (("observation_key", observation_key), ("mask_key", mask_key)):
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{name} must be a non-empty string, got {key!r}")
+    if observation_key == mask_key:
+        raise ValueError(f"observation_key and mask_key must differ, both are {mask_key!r}")
+    try:
+        dtype = np.dtype(mask_dtype).type
+    except TypeError:
+        dtype = None
+    if dtype not in MASK_DTYPES:
+        raise ValueError(f"mask_dtype must be one of float32, float64, int8, bool; got {mask_dtype!r}")
+    return dtype
+
+
+def _masks(env: Any, info: dict[str, Any]) -> np.ndarray:
+    """The env's current legal actions: its ``action_masks()`` where it has one (after a partial
+    reset, ``info`` holds only the envs that were reset), else ``info["action_mask"]``."""
+    method = getattr(env.unwrapped, "action_masks", None)
+    return method() if callable(method) else np.asarray(info["action_mask"])
+
+
+class ActionMaskObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """The observation as ``{mask_key: legal actions, observation_key: the flat observation}``."""
+
+    def __init__(self, env: gym.Env, observation_key: str = "observations", mask_key: str = "action_mask",
+                 mask_dtype: Any = np.float32) -> None:  # fmt: skip
+        gym.utils.RecordConstructorArgs.__init__(self, observation_key=observation_key, mask_key=mask_key,
+                                                 mask_dtype=mask_dtype)  # fmt: skip
+        gym.Wrapper.__init__(self, env)
+        self.dtype = _check(observation_key, mask_key, mask_dtype)
+        self.observation_key, self.mask_key = observation_key, mask_key
+        n = int(env.action_space.n)  # type: ignore[attr-defined]
+        self.observation_space = _dict_space(env.observation_space, n, observation_key, mask_key, self.dtype)
+
+    def _wrap(self, obs: np.ndarray, info: dict[str, Any]) -> dict[str, np.ndarray]:
+        return {self.mask_key: _masks(self.env, info).astype(self.dtype), self.observation_key: obs}
+
+    def reset(self, **kwargs: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return self._wrap(obs, info), info
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return self._wrap(obs, info), reward, terminated, truncated, info  # type: ignore[return-value]
+
+
+class VectorActionMaskObservation(VectorWrapper):
+    """:class:`ActionMaskObservation` for a vector env (the batched env or Gymnasium's own)."""
+
+    def __init__(self, env: VectorEnv, observation_key: str = "observations", mask_key: str = "action_mask",
+                 mask_dtype: Any = np.float32) -> None:  # fmt: skip
+        super().__init__(env)
+        self.dtype = _check(observation_key, mask_key, mask_dtype)
+        self.observation_key, self.mask_key = observation_key, mask_key
+        n = int(env.single_action_space.n)  # type: ignore[attr-defined]
+        single = _dict_space(env.single_observation_space, n, observation_key, mask_key, self.dtype)
+        self.single_observation_space = single
+        self.observation_space = batch_space(self.single_observation_space, env.num_envs)
+
+    def _wrap(self, obs: np.ndarray, info: dict[str, Any]) -> dict[str, np.ndarray]:
+        return {self.mask_key: _masks(self.env, info).astype(self.dtype), self.observation_key: obs}
+
+    def reset(self, **kwargs: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return self._wrap(obs, info), info
+
+    def step(self, actions: Any) -> tuple[Any, ...]:
+        obs, rewards, terminated, truncated, info = self.env.step(actions)
+        return self._wrap(obs, info), rewards, terminated, truncated, info
