@@ -56,7 +56,7 @@ class PlannerAgent(Agent):
         while done < self.samples:  # in batches, so the time budget is checked now and then
             batch = min(BATCH, self.samples - done)
             worlds = self.game.determinize_many(observation, self.rng, batch)
-            wins += self.solver.wins_after(worlds, moves)  # type: ignore[union-attr]
+            wins += self.solver.wins_after(worlds, moves).sum(axis=0)  # type: ignore[union-attr]
             done += batch
             if time.perf_counter() > deadline:
                 break

@@ -17,19 +17,15 @@ class SB3Agent(Agent):
         self.model, self.name, self.masked = model, name, masked
 
     @classmethod
-    def load(cls, path: str | Path, algo: str, name: str | None = None) -> SB3Agent:
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no saved model at {path}")
-        if algo == "maskable_ppo":
-            from sb3_contrib import MaskablePPO
+    def load(cls, path: str | Path, algo: str, env_id: str, name: str | None = None,
+             trust: bool = False) -> SB3Agent:  # fmt: skip
+        """A saved model for ``env_id``. Model files are code: by default nothing in the file is
+        unpickled (:mod:`agents.safe_load`); ``trust=True`` lets SB3 unpickle it as it is."""
+        from agents.safe_load import ALGOS, load_model
 
-            return cls(MaskablePPO.load(path, device="cpu"), name or algo, masked=True)
-        if algo == "ppo":
-            from stable_baselines3 import PPO
-
-            return cls(PPO.load(path, device="cpu"), name or algo, masked=False)
-        raise ValueError(f"algo must be 'ppo' or 'maskable_ppo', got {algo!r}")
+        if algo not in ALGOS:
+            raise ValueError(f"algo must be 'ppo' or 'maskable_ppo', got {algo!r}")
+        return cls(load_model(path, algo, env_id, trust=trust), name or algo, masked=algo == "maskable_ppo")
 
     def predict(self, observation, state=None, episode_start=None, deterministic=False,
                 action_masks=None):  # fmt: skip

@@ -72,11 +72,12 @@ class Solver:
         return None if n < 0 else self.buffer[:n].tolist()
 
     def wins_after(self, rows: np.ndarray, moves: np.ndarray) -> np.ndarray:
-        """For each legal move in ``moves``: in how many of the deals ``rows`` (one state row, or a
-        2-D array of them) does it still win?"""
-        wins = np.zeros(len(moves), dtype=np.int64)
-        self.game.kernel.wins_after(np.atleast_2d(rows), np.asarray(moves, dtype=np.int64), self.game.params,
-                                    self.order, self.game.max_moves, wins)  # fmt: skip
+        """``wins[k, i]``: does the legal move ``moves[i]`` still win the deal ``rows[k]`` (state rows;
+        one row is taken as a batch of one)?"""
+        rows = np.atleast_2d(rows)
+        wins = np.zeros((len(rows), len(moves)), dtype=np.bool_)
+        self.game.kernel.wins_after(rows, np.asarray(moves, dtype=np.int64), self.game.params, self.order,
+                                    self.game.max_moves, wins)  # fmt: skip
         return wins
 
     def _greedy_line(self, row: np.ndarray) -> list[int] | None:

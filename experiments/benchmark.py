@@ -84,7 +84,7 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     elif kind == "planner":
         agent, deals = PlannerAgent(env_id, samples=args.planner_samples, seed=0), args.planner_deals
     else:
-        agent, extra = SB3Agent.load(task[3], kind), {"algo": kind, "train_seed": task[2]}
+        agent, extra = SB3Agent.load(task[3], kind, env_id), {"algo": kind, "train_seed": task[2]}
     # 128 deals side by side: the networks predict on big batches
     summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
                           progress=not args.no_progress, n_envs=128)  # fmt: skip

@@ -67,7 +67,7 @@ def run(deals: int, planner_deals: int, budgets: list[int]) -> list[dict[str, An
     rows = [row("random", many, RandomAgent(seed=0)), row("greedy (largest group)", many, GreedyAgent(ZU)),
             row("hand rule (keep matched upcards)", many, HandRuleAgent(ZU))]  # fmt: skip
     for seed, path in model_paths(ZU, "maskable_ppo", MODELS):
-        rows.append(row(f"learned: MaskablePPO, seed {seed}", many, SB3Agent.load(path, "maskable_ppo")))
+        rows.append(row(f"learned: MaskablePPO, seed {seed}", many, SB3Agent.load(path, "maskable_ppo", ZU)))
     for samples in budgets:
         rows.append(row(f"planner, {samples} samples", few, PlannerAgent(ZU, samples=samples, seed=0)))
     rows.append(row("clairvoyant solver (knows the stock)", many, clairvoyant))

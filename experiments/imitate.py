@@ -51,9 +51,9 @@ FEATURES = ("zudecken", "none")
 def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool) -> dict:
     """Play ``seeds``; label every informative decision with the moves that still win."""
     if isinstance(model, (str, Path)):  # in a worker process: the behaviour policy, saved
-        from sb3_contrib import MaskablePPO
+        from agents.safe_load import load_model
 
-        model = MaskablePPO.load(model, device="cpu")
+        model = load_model(model, "maskable_ppo", ENV_ID)
     env = gym.make(ENV_ID).unwrapped
     solver = Solver(env.game)
     obs_l, mask_l, win_l = [], [], []
@@ -65,7 +65,7 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
             moves = np.flatnonzero(mask)
             wins = np.zeros(len(mask), dtype=np.float32)
             if len(moves) > 1:
-                wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)
+                wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
                 if 0 < wins.sum() < len(moves):
                     obs_l.append(obs)
                     mask_l.append(mask)

@@ -31,7 +31,7 @@ def make_agent(spec: str, env_id: str) -> Agent:
     if path.suffix != ".zip":
         raise ValueError(f"--agent must be greedy, random, planner or a saved model .zip, got {spec!r}")
     algo = "maskable_ppo" if "maskable" in path.stem else "ppo"
-    return SB3Agent.load(path, algo)
+    return SB3Agent.load(path, algo, env_id)  # nothing in the file is unpickled (agents.safe_load)
 
 
 def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[str, object]:

@@ -61,6 +61,8 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
+    from agents.safe_load import load_model
+
     torch.set_num_threads(1)  # small MLPs: one thread is faster than two fighting for 2 cores
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -79,7 +81,8 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
                             monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
     algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
-    init = cls.load(config["init"], device="cpu") if config.get("init") else None
+    # the starting model is loaded without unpickling anything from it (agents.safe_load)
+    init = load_model(config["init"], config["algo"], config["env_id"]) if config.get("init") else None
     if init is not None:  # continue from a saved model: its network shape, then its weights
         algo_kwargs["policy_kwargs"] = init.policy_kwargs
     model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",

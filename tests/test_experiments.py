@@ -34,7 +34,7 @@ def models(tmp_path_factory):
 
 @pytest.mark.parametrize("algo", train.ALGOS)
 def test_trained_models_load_and_play_the_registered_env(models, algo):
-    agent = SB3Agent.load(models / f"Zudecken-{algo}.zip", algo)
+    agent = SB3Agent.load(models / f"Zudecken-{algo}.zip", algo, ZU)
     summary, episodes = evaluate(ZU, agent, range(20), progress=False)
     assert summary.episodes == 20 and all(e.steps >= 1 for e in episodes)
     if algo == "maskable_ppo":
@@ -94,7 +94,7 @@ def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
     assert rounds[0]["samples"] > 0 and 0 <= rounds[0]["val_win_rate"] <= 1
     target = publish.publish(run, tmp_path / "models")
     assert target == tmp_path / "models" / "Zudecken-maskable_ppo.zip"
-    agent = SB3Agent.load(target, "maskable_ppo")
+    agent = SB3Agent.load(target, "maskable_ppo", ZU)
     summary, _ = evaluate(ZU, agent, range(10), progress=False)
     assert summary.illegal_rate == 0.0
     with pytest.raises(ValueError, match="not a finished run"):
@@ -123,8 +123,8 @@ def test_fine_tuning_starts_from_the_given_model(models, tmp_path):
                 "--init", str(init), "--out", str(tmp_path), "--no-progress"])  # fmt: skip
     folder = tmp_path / "maskable_ppo" / "Zudecken-seed0"
     assert yaml.safe_load((folder / "config.yml").read_text())["init"] == str(init)
-    assert SB3Agent.load(folder / "model.zip", "maskable_ppo").model.policy_kwargs == (
-        SB3Agent.load(init, "maskable_ppo").model.policy_kwargs
+    assert SB3Agent.load(folder / "model.zip", "maskable_ppo", ZU).model.policy_kwargs == (
+        SB3Agent.load(init, "maskable_ppo", ZU).model.policy_kwargs
     )
 
 
@@ -166,7 +166,7 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
 
     env_id = f"quadrat_env/{name}-v0"
     for algo in train.ALGOS:
-        agent = SB3Agent.load(MODELS / f"{name}-{algo}.zip", algo)
+        agent = SB3Agent.load(MODELS / f"{name}-{algo}.zip", algo, env_id)
         assert agent.model.observation_space == gym.make(env_id).observation_space
         summary, _ = evaluate(env_id, agent, range(3), progress=False)
         assert summary.episodes == 3

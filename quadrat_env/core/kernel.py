@@ -59,8 +59,8 @@ class Kernel:
     cards_rows: Callable[..., Any]
     #: ``solve_line(s, p, order, max_moves, line) -> length or -1``: a winning line (or -1).
     solve_line: Callable[..., Any] | None = None
-    #: ``wins_after(S, moves, p, order, max_moves, wins)``: for each move, in how many of the deals
-    #: ``S`` (state rows; one memo per deal, shared by its moves) does it still win?
+    #: ``wins_after(S, moves, p, order, max_moves, wins)``: ``wins[k, i]``, does move ``moves[i]``
+    #: still win the deal ``S[k]``? (One memo per deal, shared by its moves.)
     wins_after: Callable[..., Any] | None = None
 
 
@@ -222,11 +222,9 @@ def _wins_after(S0, moves, p, order, max_moves, wins):  # noqa: ANN001, ANN202, 
     line = np.zeros(max_moves + 1, dtype=np.int64)
     scratch = np.zeros(OBS_SIZE, dtype=np.float32)  # noqa: F821
     s = np.empty(S0.shape[1], dtype=np.int64)
-    wins[:] = 0
     for k in range(S0.shape[0]):
         lost = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.boolean)
         for i in range(moves.shape[0]):
             s[:] = S0[k]
             play(s, moves[i], scratch, p)  # noqa: F821
-            if search(s, p, order, max_moves, lost, line) >= 0:  # noqa: F821
-                wins[i] += 1
+            wins[k, i] = search(s, p, order, max_moves, lost, line) >= 0  # noqa: F821

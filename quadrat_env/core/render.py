@@ -107,7 +107,7 @@ class Window:
     def show(self, frame: np.ndarray) -> None:
         pg = self.pygame
         if self.screen is None:
-            pg.init()
+            pg.display.init()  # only the display: pg.init() would also open the sound device
             pg.display.set_caption(self.title)
             self.screen = pg.display.set_mode((frame.shape[1], frame.shape[0]))
         pg.event.pump()

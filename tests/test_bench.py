@@ -1,0 +1,58 @@
+"""quadrat-bench: any policy on the held-out deals, paired against greedy and the planner."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from experiments import bench
+from experiments.publish import MODELS
+
+
+def test_mcnemar_exact_p_values():
+    assert bench.mcnemar(0, 0) == 1.0 and bench.mcnemar(5, 5) == 1.0
+    assert bench.mcnemar(10, 0) == pytest.approx(2 / 1024)
+    assert bench.mcnemar(1, 9) == pytest.approx(2 * 11 / 1024)
+
+
+def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
+    assert bench.main(["--env", "Zudecken", "--agent", "bench_factory:make", "--deals", "25",
+                       "--out", str(tmp_path), "--no-progress"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "| random | 25 |" in out and "against greedy:" in out and "McNemar p =" in out
+    result = json.loads((tmp_path / "bench.json").read_text())
+    assert [r["agent"] for r in result["rows"]] == ["random", "greedy", "planner"]
+    with (tmp_path / "random.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["seed", "won", "cards_left", "steps", "illegal_actions"]
+    assert [int(r["seed"]) for r in rows] == list(range(10**9, 10**9 + 25))
+    paired = result["paired"][0]
+    greedy_wins = sum(int(r["won"]) for r in csv.DictReader((tmp_path / "greedy.csv").open()))
+    mine = sum(int(r["won"]) for r in rows)
+    assert mine - greedy_wins == paired["only_agent_won"] - paired["only_baseline_won"]
+
+
+def test_a_model_file(tmp_path, capsys):
+    model = str(MODELS / "Quadrille-maskable_ppo.zip")
+    assert bench.main(["--env", "quadrat_env/Quadrille-v0", "--model", model, "--algo", "maskable_ppo",
+                       "--deals", "5", "--baselines", "greedy", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert (tmp_path / "Quadrille-maskable_ppo.csv").is_file()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--env", "Solitaire", "--agent", "greedy"], "unknown env"),
+    (["--env", "Zudecken", "--agent", "nosuchmodule:make"], "cannot load it"),
+    (["--env", "Zudecken", "--agent", "bench_factory:not_an_agent"], "no predict"),
+    (["--env", "Zudecken", "--agent", "clever"], "module:factory"),
+    (["--env", "Zudecken", "--model", "/nonexistent.zip", "--algo", "ppo"], "no saved model"),
+    (["--env", "Zudecken", "--model", "x.zip"], "needs --algo"),
+    (["--env", "Quadrat", "--model", str(MODELS / "Zudecken-ppo.zip"), "--algo", "ppo"], "another env"),
+    (["--env", "Zudecken", "--agent", "greedy", "--deals", "0"], "must be >= 1"),
+])  # fmt: skip
+def test_bad_arguments_get_one_line_and_exit_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench.main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and "Traceback" not in err

@@ -1,0 +1,70 @@
+"""Model files are code: the project's loading of a user-supplied model runs nothing from the file."""
+
+from __future__ import annotations
+
+import base64
+import json
+import pathlib
+import zipfile
+
+import cloudpickle
+import pytest
+
+from agents.safe_load import UnsafeModelFile, load_model
+from agents.sb3_agent import SB3Agent
+from experiments.publish import MODELS
+
+ZU = "quadrat_env/Zudecken-v0"
+
+
+class Payload:
+    """Unpickling this touches a file: the stand-in for any code a crafted model could run."""
+
+    def __init__(self, marker: pathlib.Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # noqa: ANN204
+        return (pathlib.Path.touch, (self.marker,))
+
+
+def crafted(tmp_path: pathlib.Path, field: str) -> tuple[pathlib.Path, pathlib.Path]:
+    """The committed Zudecken model with ``field`` replaced by a pickled payload."""
+    marker = tmp_path / f"ran-{field}"
+    source, target = MODELS / "Zudecken-maskable_ppo.zip", tmp_path / f"crafted-{field}.zip"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for item in src.namelist():
+            content = src.read(item)
+            if item == "data":
+                data = json.loads(content)
+                blob = base64.b64encode(cloudpickle.dumps(Payload(marker))).decode()
+                data[field] = {":type:": "<class 'object'>", ":serialized:": blob}
+                content = json.dumps(data).encode()
+            dst.writestr(item, content)
+    return target, marker
+
+
+def test_the_payload_is_real_when_sb3_unpickles_the_file(tmp_path):
+    path, marker = crafted(tmp_path, "lr_schedule")
+    load_model(path, "maskable_ppo", ZU, trust=True)  # SB3's own loading: it unpickles the field
+    assert marker.exists()  # so the tests below would notice it running
+
+
+def test_a_payload_in_a_field_we_supply_never_runs(tmp_path):
+    path, marker = crafted(tmp_path, "lr_schedule")
+    agent = SB3Agent.load(path, "maskable_ppo", ZU)
+    assert not marker.exists() and agent.model.observation_space.shape == (269,)
+
+
+def test_a_payload_in_any_other_field_is_refused(tmp_path):
+    path, marker = crafted(tmp_path, "evil")
+    with pytest.raises(UnsafeModelFile, match="'evil' is a pickle"):
+        SB3Agent.load(path, "maskable_ppo", ZU)
+    assert not marker.exists()
+
+
+def test_a_model_for_another_env_is_named(tmp_path):
+    with pytest.raises(ValueError, match="another env"):
+        SB3Agent.load(MODELS / "Zudecken-maskable_ppo.zip", "maskable_ppo", "quadrat_env/Quadrat-v0")
+    (tmp_path / "x.zip").write_text("not a zip")
+    with pytest.raises(ValueError, match="not a saved SB3 model"):
+        SB3Agent.load(tmp_path / "x.zip", "ppo", ZU)
