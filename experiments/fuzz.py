@@ -42,6 +42,19 @@ def bad_decks(pack: tuple[int, ...]) -> st.SearchStrategy[Any]:
     )  # fmt: skip
 
 
+def refused(snapshot: Any, call: Any) -> None:
+    """``call()`` must raise ValueError and leave ``snapshot()`` as it was."""
+    before = snapshot()
+    try:
+        call()
+    except ValueError:
+        STATS["refused"] += 1
+    else:
+        raise AssertionError("a bad input was accepted")
+    assert snapshot() == before, "a refused call changed the env"
+    STATS["inputs"] += 1
+
+
 class SingleEnvMachine(RuleBasedStateMachine):
     """One ``gym.make`` env of an ID drawn from ``ids``."""
 
@@ -63,15 +76,7 @@ class SingleEnvMachine(RuleBasedStateMachine):
         return u.state, u.action_masks().tobytes(), str(u.np_random.bit_generator.state), u.elapsed_steps
 
     def refused(self, call: Any) -> None:
-        before = self.snapshot()
-        try:
-            call()
-        except ValueError:
-            STATS["refused"] += 1
-        else:
-            raise AssertionError("a bad input was accepted")
-        assert self.snapshot() == before, "a refused call changed the env"
-        STATS["inputs"] += 1
+        refused(self.snapshot, call)
 
     @rule(seed=st.one_of(st.none(), st.integers(0, 2**31)))
     def reset_seeded(self, seed: int | None) -> None:
@@ -165,15 +170,7 @@ class BatchedEnvMachine(RuleBasedStateMachine):
                 v.queue_pos.tobytes(), [str(g.bit_generator.state) for g in v.rngs])  # fmt: skip
 
     def refused(self, call: Any) -> None:
-        before = self.snapshot()
-        try:
-            call()
-        except ValueError:
-            STATS["refused"] += 1
-        else:
-            raise AssertionError("a bad input was accepted")
-        assert self.snapshot() == before, "a refused call changed the batched env"
-        STATS["inputs"] += 1
+        refused(self.snapshot, call)
 
     @rule(seed=st.one_of(st.none(), st.integers(0, 2**31)),
           mask=st.lists(st.booleans(), min_size=3, max_size=3))

@@ -4,15 +4,7 @@ The env, the batched env, the solver and the planner run :mod:`quadrat_env.games
 the tests play this module side by side with it and require the same states, moves and
 observations. Four upcards over a stock; a move takes away a group of matching upcards.
 
-Both games share this engine; they differ in what "matching" means, which group sizes are allowed
-and what counts as a win:
-
-========  =====================  ===========  ==========================================
-game      cards match if         groups       won
-========  =====================  ===========  ==========================================
-Quadrat   same suit              pairs only   stock used up (32 cards: table cleared too)
-Zudecken  same suit or same rank pairs, 3, 4  stock used up and table cleared (default)
-========  =====================  ===========  ==========================================
+Both games share this engine; how they differ is tabled in :mod:`quadrat_env.games.quadrat.rules`.
 
 Each upcard taken away receives the next stock card, slots in ascending order; once the stock is
 used up the slot stays empty.
