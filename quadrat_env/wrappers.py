@@ -9,7 +9,8 @@
 The defaults are what RLlib's action-masking example takes as it is: keys ``"observations"`` and
 ``"action_mask"``, the mask as float32 0/1. PettingZoo-style code names the first key
 ``"observation"``: pass ``observation_key="observation"``. The mask is the one the env reports in
-``info["action_mask"]``; after an episode ends it is all zero (the episode takes no more actions).
+``info["action_mask"]``: after a single env's episode ends it is all zero (the episode takes no more
+actions); a batched env's finished lane (NEXT_STEP autoreset) allows every action, as it ignores the next one.
 """
 
 from __future__ import annotations

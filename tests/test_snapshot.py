@@ -82,7 +82,10 @@ def batched_digest(case: str, steps: int = 400) -> str:
         acts[wild] = rng.integers(masks.shape[1], size=int(wild.sum()))
         out = venv.step(acts)
         info = out[4]
-        _update(h, *out[:4], *(info[k] for k in sorted(info)))
+        # A finished env's mask changed on purpose (all zero before, every action now: its next action
+        # is ignored); hashing it as zero keeps the recorded digests a check of everything else.
+        shown = {**info, "action_mask": np.where((out[2] | out[3])[:, None], 0, info["action_mask"])}
+        _update(h, *out[:4], *(shown[k] for k in sorted(shown)))
     return h.hexdigest()[:16]
 
 

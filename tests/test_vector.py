@@ -30,6 +30,14 @@ def assert_same(a, b, where: str) -> None:
     assert np.array_equal(a, b), (where, np.argwhere(a != b)[:5])
 
 
+def next_step_view(out: tuple) -> tuple:
+    """SyncVectorEnv's step result as the batched env reports it: a finished env's mask allows every
+    action (its next action is ignored), where the single env's terminal mask is all zero."""
+    obs, reward, terminated, truncated, info = out
+    done = (terminated | truncated)[:, None]
+    return obs, reward, terminated, truncated, {**info, "action_mask": np.where(done, 1, info["action_mask"])}
+
+
 def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: float) -> np.ndarray:
     """A random legal action per env; a share of them random (often illegal) instead."""
     keys = np.where(masks == 1, rng.random(masks.shape), -1.0)
@@ -58,14 +66,14 @@ def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps):
     info, endings = first[0][1], 0
     for t in range(steps):
         acts = random_actions(rng, info["action_mask"], illegal_share=0.05)
-        out_native, out_sync = native.step(acts), sync.step(acts)
+        out_native, out_sync = native.step(acts), next_step_view(sync.step(acts))
         for name, a, b in zip(
             ("obs", "reward", "terminated", "truncated", "info"), out_native, out_sync, strict=True
         ):
             assert_same(a, b, f"{name} at step {t}")
         info = out_native[4]
         endings += int(out_native[2].sum() + out_native[3].sum())
-        assert np.array_equal(native.unwrapped.action_masks(), np.stack(sync.call("action_masks")))
+        assert np.array_equal(native.unwrapped.action_masks(), out_sync[4]["action_mask"].astype(bool))
     assert endings >= 6  # the run went through autoresets
 
 
@@ -89,7 +97,9 @@ def test_autoreset_next_step_ignores_the_action_and_deals_anew():
     terminated = np.array([False])
     while not terminated[0]:
         act = np.flatnonzero(venv.unwrapped.action_masks()[0])[0]
-        _, _, terminated, _, _ = venv.step(np.array([act]))
+        _, _, terminated, _, info = venv.step(np.array([act]))
+    # the finished env will ignore its next action, so its mask allows every one (never all zero)
+    assert info["action_mask"][0].all() and venv.unwrapped.action_masks()[0].all()
     obs, reward, terminated, truncated, info = venv.step(np.array([0]))  # any action: a reset step
     expected, _ = single.reset()  # the generator's second deal after seed 5
     assert reward[0] == 0.0 and not terminated[0] and not truncated[0]
@@ -223,6 +233,7 @@ def test_disabled_autoreset_wants_a_reset_before_the_next_step():
     while not venv.autoreset.any():
         venv.step(np.argmax(venv.action_masks(), axis=1))
     ended = venv.autoreset.copy()
+    assert not venv.action_masks()[ended].any()  # nothing to play until reset (its next step raises)
     before = venv.obs.copy()
     with pytest.raises(RuntimeError, match="ended: reset them first"):
         venv.step(np.zeros(2, dtype=np.int64))

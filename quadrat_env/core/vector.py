@@ -178,6 +178,10 @@ class PatienceVectorEnv(VectorEnv):
             info = self._same_step_reset(np.flatnonzero(done), illegal, won)
         else:
             self.autoreset = done  # NEXT_STEP: dealt on the next step; DISABLED: reset() is due
+            if mode is AutoresetMode.NEXT_STEP:
+                # The next action of a finished env is ignored, so every action is allowed: a masked
+                # sampler (TorchRL's MaskedCategorical, sb3-contrib's) cannot sample from an all-zero row.
+                self.masks[done] = 1
             info = self._infos(ALL, illegal, won)
         return self._out(self.obs), rewards, terminated, truncated, info
 
