@@ -27,9 +27,8 @@ MASK_DTYPES = (np.float32, np.float64, np.int8, np.bool_)
 
 
 def _dict_space(obs_space: gym.Space, n: int, obs_key: str, mask_key: str, dtype: Any) -> spaces.Dict:
+    # int8: MultiBinary, as the envs' own masks; float and bool: a 0..1 Box (gymnasium has no bool space)
     mask = spaces.MultiBinary(n) if dtype is np.int8 else spaces.Box(0, 1, (n,), dtype)
-    if dtype is np.bool_:
-        mask = spaces.Box(False, True, (n,), np.bool_)
     return spaces.Dict({mask_key: mask, obs_key: obs_space})
 
 
@@ -92,6 +91,12 @@ class VectorActionMaskObservation(VectorWrapper):
         single = _dict_space(env.single_observation_space, n, observation_key, mask_key, self.dtype)
         self.single_observation_space = single
         self.observation_space = batch_space(self.single_observation_space, env.num_envs)
+
+    @property
+    def autoreset_mode(self) -> Any:
+        """The wrapped env's autoreset mode (TorchRL reads it from the outermost env)."""
+        mode = getattr(self.env, "autoreset_mode", None)
+        return mode if mode is not None else self.env.metadata.get("autoreset_mode")
 
     def _wrap(self, obs: np.ndarray, info: dict[str, Any]) -> dict[str, np.ndarray]:
         return {self.mask_key: _masks(self.env, info).astype(self.dtype), self.observation_key: obs}

@@ -1,0 +1,117 @@
+"""rl-baselines3-zoo with action masks: ``python -m quadrat_env.zoo train|enjoy|record_video [zoo args]``.
+
+rl-zoo3 (2.9) knows no MaskablePPO, and its evaluation callback, ``enjoy`` and ``record_video`` call
+``model.predict`` without masks. This runs the zoo's own commands after teaching it:
+
+- ``--algo ppo_mask``: sb3-contrib's MaskablePPO;
+- evaluation during training passes masks (sb3-contrib's ``MaskableEvalCallback``) for ppo_mask;
+- ``enjoy`` and ``record_video`` pass the test env's masks to a ppo_mask model's ``predict``;
+- the project's IDs are registered (no ``--gym-packages`` needed, which ``record_video`` lacks);
+- ``train`` without ``--conf-file`` uses the YAML this project ships for the algorithm.
+
+    python -m quadrat_env.zoo train --algo ppo_mask --env quadrat_env/Zudecken-v0
+    python -m quadrat_env.zoo enjoy --algo ppo_mask --env quadrat_env/Zudecken-v0 -f logs/ --no-render
+
+Models that rl-zoo3 loads are unpickled as the zoo always does: load only files you trust.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from importlib import resources
+from typing import Any
+
+import quadrat_env  # noqa: F401  (registers the IDs)
+
+ALGO = "ppo_mask"
+COMMANDS = {"train": "rl_zoo3.train", "enjoy": "rl_zoo3.enjoy", "record_video": "rl_zoo3.record_video"}
+#: The YAML this project ships per zoo algorithm (keyed by env ID, as the zoo reads it).
+CONFIGS = {ALGO: "maskable_ppo.yml", "ppo": "ppo.yml"}
+USAGE = "usage: python -m quadrat_env.zoo {train,enjoy,record_video} [rl-zoo3 arguments]"
+
+
+def shipped_config(algo: str) -> str | None:
+    """Path of the project's hyperparameter YAML for a zoo algorithm name, if it ships one."""
+    name = CONFIGS.get(algo)
+    if name is None:
+        return None
+    return str(resources.files("quadrat_env.experiments") / "hyperparams" / name)
+
+
+def install() -> None:
+    """Teach the imported rl-zoo3 ``ppo_mask`` and masked evaluation (idempotent)."""
+    try:
+        import rl_zoo3
+        import rl_zoo3.exp_manager
+        import rl_zoo3.utils
+        from sb3_contrib import MaskablePPO
+        from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+        from sb3_contrib.common.maskable.utils import get_action_masks
+    except ImportError as err:
+        raise ImportError(f"quadrat_env.zoo needs rl-zoo3 and sb3-contrib ({err.name} is missing): "
+                          "pip install 'quadrat-env[frameworks]'") from err  # fmt: skip
+
+    class ZooMaskablePPO(MaskablePPO):
+        """MaskablePPO whose ``predict`` asks the zoo's test env for masks when none are passed."""
+
+        mask_env: Any = None  # set when enjoy/record_video create their env
+
+        def predict(self, observation, state=None, episode_start=None, deterministic=False,
+                    action_masks=None):  # fmt: skip
+            if action_masks is None and ZooMaskablePPO.mask_env is not None:
+                action_masks = get_action_masks(ZooMaskablePPO.mask_env)
+            return super().predict(observation, state, episode_start, deterministic, action_masks)
+
+    class EvalCallback(MaskableEvalCallback):
+        """The zoo's evaluation callback, with masks for a MaskablePPO model and without for others."""
+
+        def _init_callback(self) -> None:
+            super()._init_callback()
+            self.use_masking = isinstance(self.model, MaskablePPO)
+
+    def remembering(create: Any) -> Any:
+        def create_test_env(*args: Any, **kwargs: Any) -> Any:
+            ZooMaskablePPO.mask_env = create(*args, **kwargs)
+            return ZooMaskablePPO.mask_env
+
+        return create_test_env
+
+    if ALGO in rl_zoo3.utils.ALGOS:
+        return
+    rl_zoo3.utils.ALGOS[ALGO] = ZooMaskablePPO
+    rl_zoo3.exp_manager.EvalCallback = EvalCallback
+    # the commands run as fresh __main__ modules (runpy), so they import the patched names
+    rl_zoo3.utils.create_test_env = rl_zoo3.create_test_env = remembering(rl_zoo3.utils.create_test_env)
+
+
+def _algo(args: list[str]) -> str:
+    for i, arg in enumerate(args):
+        if arg == "--algo" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--algo="):
+            return arg.split("=", 1)[1]
+    return "ppo"
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in COMMANDS:
+        print(f"{USAGE}\nerror: the first argument must be one of {sorted(COMMANDS)}", file=sys.stderr)
+        raise SystemExit(2)
+    command, rest = args[0], args[1:]
+    try:
+        install()
+    except ImportError as err:
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    if command == "train" and not any(a.startswith(("--conf-file", "-conf")) for a in rest):
+        config = shipped_config(_algo(rest))
+        rest += ["--conf-file", config] if config else []
+    sys.argv = [f"quadrat_env.zoo {command}", *rest]
+    # record_video has no main function: every command runs as the zoo's own ``python -m``
+    runpy.run_module(COMMANDS[command], run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
