@@ -15,10 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 benchmark: setup
-	$(PY) -m experiments.benchmark --jobs 2
+	$(PY) -m quadrat_env.experiments.benchmark --jobs 2
 
 demo: setup
-	$(PY) -m experiments.demo
+	$(PY) -m quadrat_env.experiments.demo
 
 test: setup
 	$(PY) -m pytest -q

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agents.base import Agent
-from agents.evaluate import Episode, Summary, evaluate, play_episode, wilson
-from agents.greedy import GreedyAgent
-from agents.random_agent import RandomAgent
+from quadrat_env.agents.base import Agent
+from quadrat_env.agents.evaluate import Episode, Summary, evaluate, play_episode, wilson
+from quadrat_env.agents.greedy import GreedyAgent
+from quadrat_env.agents.random_agent import RandomAgent
 
 __all__ = [
     "Agent",

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import csv
 import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-
-from agents.base import Agent
+from gymnasium.vector import AutoresetMode
+from quadrat_env.agents.base import Agent
 
 
 @dataclass(frozen=True)
@@ -65,21 +67,31 @@ def evaluate(
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
     n_envs: int = 16,
+    batched: bool = True,
 ) -> tuple[Summary, list[Episode]]:
     """Play every seeded deal once; ``seeds`` fixes the deals, so agents are compared paired.
 
     ``n_envs`` deals run side by side so that neural agents predict on a batch; each deal is
-    still dealt by its own ``reset(seed=...)``, so the results do not depend on ``n_envs``.
+    still dealt by its own ``reset(seed=...)``, so a deterministic agent's results do not depend
+    on ``n_envs``. ``batched`` plays them as rows of the ID's native batched env (one compiled
+    pass per step) instead of ``n_envs`` single envs: the same deals, the same calls to
+    ``agent.predict`` in the same order, so the same per-deal results (tested for every ID).
 
     Agents act deterministically here. An illegal action leaves the state and so the observation
     unchanged, so a deterministic agent would repeat it until the time limit: the episode is
     ended at once and counted as lost (``Episode.stuck``).
     """
     seeds = list(seeds)
-    envs = [gym.make(env_id, **(env_kwargs or {})) for _ in range(max(1, min(n_envs, len(seeds))))]
+    n = max(1, min(n_envs, len(seeds)))
     start = time.perf_counter()
     bar = _bar(len(seeds), f"{agent.name:>12} {env_id}", progress)
-    episodes = _play(envs, agent, seeds, bar)
+    if batched and gym.spec(env_id).vector_entry_point is not None:
+        venv = gym.make_vec(env_id, num_envs=n, vectorization_mode="vector_entry_point",
+                            autoreset_mode=AutoresetMode.NEXT_STEP, **(env_kwargs or {}))  # fmt: skip
+        episodes = _play_batched(venv.unwrapped, agent, seeds, bar)
+    else:
+        envs = [gym.make(env_id, **(env_kwargs or {})) for _ in range(n)]
+        episodes = _play(envs, agent, seeds, bar)
     return summarize(env_id, agent.name, episodes, time.perf_counter() - start), episodes
 
 
@@ -132,6 +144,61 @@ def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) ->
     if progress is not None:
         progress.close()
     return [results[k] for k in range(len(seeds))]
+
+
+def _play_batched(venv: Any, agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
+    """:func:`_play` on the rows of a batched env (NEXT_STEP autoreset): row ``i`` plays what env
+    ``i`` would, a finished row is dealt its next seed by ``reset(seed=..., reset_mask)``, and
+    ``agent.predict`` sees the live rows in the order :func:`_play` shows them."""
+    n = venv.num_envs
+    results: dict[int, Episode] = {}
+    queue = list(enumerate(seeds))[::-1]
+    live: dict[int, _Running] = {}
+    first = [queue.pop() for _ in range(min(n, len(queue)))]
+    row_seeds = [seed for _, seed in first] + [0] * (n - len(first))  # idle rows: never counted
+    obs, info = venv.reset(seed=row_seeds)
+    for i, (order, seed) in enumerate(first):
+        live[i] = _Running(order, seed, obs[i], {})
+    while live:
+        idx = list(live)
+        actions = venv.action_masks().argmax(axis=1)  # idle rows: any legal action, ignored
+        picked, _ = agent.predict(obs[idx], deterministic=True, action_masks=venv.action_masks()[idx])
+        actions[idx] = np.atleast_1d(picked)
+        obs, rewards, terminated, truncated, info = venv.step(actions)
+        redeal: dict[int, int] = {}
+        for i in idx:
+            run = live[i]
+            stuck = bool(info["illegal_action"][i])
+            run.steps += 1
+            run.illegal += stuck
+            run.reward += float(rewards[i])
+            if terminated[i] or truncated[i] or stuck:
+                results[run.order] = Episode(run.seed, bool(info["won"][i]), int(info["cards_left"][i]),
+                                             run.steps, run.illegal, run.reward, stuck)  # fmt: skip
+                del live[i]
+                if progress is not None:
+                    progress.update(1)
+                if queue:
+                    order, seed = queue.pop()
+                    redeal[i] = seed
+                    live[i] = _Running(order, seed, obs[i], {})
+        if redeal:
+            mask = np.zeros(n, dtype=bool)
+            mask[list(redeal)] = True
+            obs, _ = venv.reset(seed=[redeal.get(i) for i in range(n)], options={"reset_mask": mask})
+    if progress is not None:
+        progress.close()
+    return [results[k] for k in range(len(seeds))]
+
+
+def write_deals(path: Path, episodes: Sequence[Episode]) -> None:
+    """Per-deal outcomes as CSV (seed, won, cards_left, steps, illegal_actions): pandas and rliable
+    read it as it is, and two agents' files on the same seeds pair deal by deal."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["seed", "won", "cards_left", "steps", "illegal_actions"])
+        out.writerows([e.seed, int(e.won), e.cards_left, e.steps, e.illegal] for e in episodes)
 
 
 def summarize(env_id: str, agent: str, episodes: Sequence[Episode], seconds: float) -> Summary:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from quadrat_env.agents.base import Agent
 
-from agents.base import Agent
 from quadrat_env.core.rules import Rules
 
 

@@ -10,9 +10,9 @@ the larger group, then to the lower action. It never reads the stock order.
 from __future__ import annotations
 
 import numpy as np
+from quadrat_env.agents.base import Agent, legal
+from quadrat_env.agents.greedy import rules_of
 
-from agents.base import Agent, legal
-from agents.greedy import rules_of
 from quadrat_env.games.quadrat.kernel import GROUPS, NUM_SLOTS
 
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from quadrat_env.agents.base import Agent, legal
+from quadrat_env.agents.greedy import rules_of
+from quadrat_env.agents.solver import Solver
 
-from agents.base import Agent, legal
-from agents.greedy import rules_of
-from agents.solver import Solver
 from quadrat_env.registry import spec_for
 
 #: Sampled deals solved per compiled call.

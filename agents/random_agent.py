@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-
-from agents.base import Agent, legal
+from quadrat_env.agents.base import Agent, legal
 
 
 class RandomAgent(Agent):

@@ -13,6 +13,7 @@ loaded by SB3 with ``torch.load(weights_only=True)``, which runs no code.
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 import zipfile
@@ -21,8 +22,16 @@ from typing import Any
 
 import gymnasium as gym
 
-ALGOS = ("ppo", "maskable_ppo")
-#: Fields that only matter for continuing a training run; loading for play leaves them empty.
+#: Algorithms with a discrete-action policy that plays from ``predict(obs, ...)``: name -> (module, class).
+ALGORITHMS = {
+    "ppo": ("stable_baselines3", "PPO"),
+    "a2c": ("stable_baselines3", "A2C"),
+    "dqn": ("stable_baselines3", "DQN"),
+    "maskable_ppo": ("sb3_contrib", "MaskablePPO"),
+    "trpo": ("sb3_contrib", "TRPO"),
+    "qrdqn": ("sb3_contrib", "QRDQN"),
+}
+ALGOS = tuple(ALGORITHMS)
 _TRAINING_STATE = ("_last_obs", "_last_episode_starts", "_last_original_obs", "ep_info_buffer",
                    "ep_success_buffer", "action_noise", "rollout_buffer_kwargs")  # fmt: skip
 _SCHEDULE = re.compile(r"^ConstantSchedule\(val=([0-9.eE+-]+)\)$")
@@ -33,25 +42,22 @@ class UnsafeModelFile(ValueError):
 
 
 def algorithm(algo: str) -> Any:
-    """The SB3 / sb3-contrib class for ``ppo`` or ``maskable_ppo``."""
-    if algo == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    if algo == "ppo":
-        from stable_baselines3 import PPO
-
-        return PPO
-    raise ValueError(f"algo must be one of {list(ALGOS)}, got {algo!r}")
+    """The SB3 / sb3-contrib class named ``algo`` (a key of :data:`ALGORITHMS`)."""
+    if algo not in ALGORITHMS:
+        raise ValueError(f"algo must be one of {list(ALGOS)}, got {algo!r}")
+    module, name = ALGORITHMS[algo]
+    return getattr(importlib.import_module(module), name)
 
 
 def _known_classes() -> dict[str, Any]:
     import torch
+    from quadrat_env.agents.features import ZudeckenFeatures
 
-    from agents.features import ZudeckenFeatures
-
-    known: dict[str, Any] = {"<class 'agents.features.ZudeckenFeatures'>": ZudeckenFeatures}
-    for act in (torch.nn.ReLU, torch.nn.Tanh, torch.nn.ELU, torch.nn.LeakyReLU):
+    # models saved before the agents moved under quadrat_env name the class by its old module
+    known: dict[str, Any] = {f"<class '{module}.ZudeckenFeatures'>": ZudeckenFeatures
+                             for module in ("quadrat_env.agents.features", "agents.features")}  # fmt: skip
+    for act in (torch.nn.ReLU, torch.nn.Tanh, torch.nn.ELU, torch.nn.LeakyReLU, torch.optim.Adam,
+                torch.optim.RMSprop, torch.optim.AdamW, torch.optim.SGD):
         known[f"<class '{act.__module__}.{act.__qualname__}'>"] = act
     return known
 
@@ -66,6 +72,21 @@ def _net_arch(value: Any) -> Any:
     return value
 
 
+def _plain(value: Any) -> bool:
+    """A dict of names to numbers or booleans (optimizer settings), nothing callable."""
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, (int, float, bool))
+                                           for k, v in value.items())  # fmt: skip
+
+
+def _plain_setting(key: str, value: Any) -> bool:
+    """Policy settings that are plain values (no class, nothing callable)."""
+    if key == "optimizer_kwargs":
+        return _plain(value)
+    if key == "n_quantiles":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return key in ("ortho_init", "share_features_extractor", "normalize_images") and value in (True, False)
+
+
 def _policy_kwargs(field: dict[str, Any]) -> dict[str, Any]:
     known, out = _known_classes(), {}
     for key, value in field.items():
@@ -73,9 +94,9 @@ def _policy_kwargs(field: dict[str, Any]) -> dict[str, Any]:
             continue
         if key == "net_arch":
             out[key] = _net_arch(value)
-        elif key in ("features_extractor_class", "activation_fn") and value in known:
+        elif key in ("features_extractor_class", "activation_fn", "optimizer_class") and value in known:
             out[key] = known[value]
-        elif key in ("ortho_init", "share_features_extractor", "normalize_images") and value in (True, False):
+        elif _plain_setting(key, value):
             out[key] = value
         else:
             raise UnsafeModelFile(f"policy_kwargs[{key!r}] = {str(value)[:80]!r} is not one quadrat_env can "
@@ -103,11 +124,13 @@ def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, A
         elif key in ("observation_space", "action_space"):
             custom[key] = getattr(env, key)
             _check_space(path, key, field, custom[key], env_id)
-        elif key == "rollout_buffer_class":
+        elif key in ("rollout_buffer_class", "replay_buffer_class"):
             custom[key] = None  # the algorithm picks its own
-        elif key in ("clip_range", "lr_schedule", "clip_range_vf"):
+        elif key in ("clip_range", "lr_schedule", "clip_range_vf", "exploration_schedule"):
             found = _SCHEDULE.match(str(field.get("value_schedule", "")))
             custom[key] = FloatSchedule(float(found.group(1)) if found else 0.0)
+        elif key == "train_freq":
+            custom[key] = (1, "step")  # off-policy training cadence: unused in play
         elif key == "policy_kwargs":
             custom[key] = _policy_kwargs(field)
         elif key in _TRAINING_STATE:
@@ -130,7 +153,7 @@ def _check_space(path: Any, key: str, field: dict[str, Any], space: Any, env_id:
 
 
 def load_model(path: str | Path, algo: str, env_id: str, trust: bool = False) -> Any:
-    """Load a PPO / MaskablePPO model for ``env_id`` on CPU; with ``trust=False`` (the default)
+    """Load a model of one of :data:`ALGORITHMS` for ``env_id`` on CPU; with ``trust=False`` (the default)
     nothing in the file is unpickled (see the module docstring)."""
     path = Path(path)
     if not path.is_file():

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
-from agents.base import Agent
+from quadrat_env.agents.base import Agent
 
 
 class SB3Agent(Agent):
-    """A PPO or MaskablePPO model. MaskablePPO gets the masks; plain PPO plays without them, so
-    its illegal actions reach the env (and are counted by the evaluation)."""
+    """A saved SB3 / sb3-contrib model. MaskablePPO gets the masks; the others play without them,
+    so their illegal actions reach the env (and are counted by the evaluation)."""
 
     def __init__(self, model: object, name: str, masked: bool) -> None:
         self.model, self.name, self.masked = model, name, masked
@@ -20,11 +19,11 @@ class SB3Agent(Agent):
     def load(cls, path: str | Path, algo: str, env_id: str, name: str | None = None,
              trust: bool = False) -> SB3Agent:  # fmt: skip
         """A saved model for ``env_id``. Model files are code: by default nothing in the file is
-        unpickled (:mod:`agents.safe_load`); ``trust=True`` lets SB3 unpickle it as it is."""
-        from agents.safe_load import ALGOS, load_model
+        unpickled (:mod:`quadrat_env.agents.safe_load`); ``trust=True`` lets SB3 unpickle it as it is."""
+        from quadrat_env.agents.safe_load import ALGOS, load_model
 
         if algo not in ALGOS:
-            raise ValueError(f"algo must be 'ppo' or 'maskable_ppo', got {algo!r}")
+            raise ValueError(f"algo must be one of {list(ALGOS)}, got {algo!r}")
         return cls(load_model(path, algo, env_id, trust=trust), name or algo, masked=algo == "maskable_ppo")
 
     def predict(self, observation, state=None, episode_start=None, deterministic=False,

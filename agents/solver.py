@@ -15,8 +15,8 @@ The line replays through ``env.reset(options={"deck": deck})`` with the ID's def
   never removes an option a later play needs. A full search without this rule, tried as a check,
   did not finish in 200,000 states on deals that always-play loses.
 
-Command line: ``python -m agents.solver Zudecken "AC 2C ..."`` or ``--seed 7``; ``--deals N`` times N
-seeded deals.
+Command line: ``python -m quadrat_env.agents.solver Zudecken "AC 2C ..."`` or ``--seed 7``;
+``--deals N`` times N seeded deals.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 The agent is a built-in name (random, greedy, hand, planner), a Python factory ``module:callable``
 returning an object with SB3's ``predict(observation, state, episode_start, deterministic,
 action_masks=...)``, or a saved SB3 model (``--model``; nothing in the file is unpickled, see
-``agents.safe_load``). It plays ``reset(seed=seed_start + i)`` for i < deals, as do greedy and the
+``quadrat_env.agents.safe_load``). It plays ``reset(seed=seed_start + i)`` for i < deals, as do greedy and the
 planner, so the comparison is paired: the table shows the deals only one side won and an exact
 McNemar p-value. Per-deal outcomes go to ``<out>/<agent>.csv`` (seed, won, cards_left, steps,
 illegal_actions), which pandas and rliable read as they are.
@@ -16,17 +16,23 @@ illegal_actions), which pandas and rliable read as they are.
 from __future__ import annotations
 
 import argparse
-import csv
 import importlib
 import json
 import math
+import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agents import Episode, GreedyAgent, RandomAgent, Summary, evaluate
-from agents.hand import HandRuleAgent
-from agents.planner import PlannerAgent
+from quadrat_env.agents import Episode, GreedyAgent, RandomAgent, Summary, evaluate
+from quadrat_env.agents.evaluate import write_deals
+from quadrat_env.agents.hand import HandRuleAgent
+from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents.safe_load import ALGOS
+from quadrat_env.experiments.benchmark import MODELS
+from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
+
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
 from quadrat_env.registry import env_ids, short_names
@@ -47,6 +53,8 @@ def make_agent(spec: str, env_id: str) -> Any:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ValueError(f"--agent must be one of {list(BUILT_IN)} or module:factory, got {spec!r}")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as ``python -m`` would: the user's own modules (their code runs)
     try:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as err:
@@ -73,13 +81,6 @@ def file_name(agent: str) -> str:
     return "".join(c if c.isalnum() or c in "._" else "-" for c in agent).strip("-") or "agent"
 
 
-def write_deals(path: Path, episodes: list[Episode]) -> None:
-    with path.open("w", newline="") as f:
-        out = csv.writer(f)
-        out.writerow(["seed", "won", "cards_left", "steps", "illegal_actions"])
-        out.writerows([e.seed, int(e.won), e.cards_left, e.steps, e.illegal] for e in episodes)
-
-
 def compare(name: str, mine: list[Episode], theirs: list[Episode], other: str) -> dict[str, Any]:
     only_mine = sum(a.won and not b.won for a, b in zip(mine, theirs, strict=True))
     only_theirs = sum(b.won and not a.won for a, b in zip(mine, theirs, strict=True))
@@ -87,23 +88,47 @@ def compare(name: str, mine: list[Episode], theirs: list[Episode], other: str) -
             "mcnemar_p": mcnemar(only_mine, only_theirs)}  # fmt: skip
 
 
-def row(s: Summary) -> str:
+def row_line(s: Summary) -> str:
     return (f"| {s.agent} | {s.episodes} | {s.win_rate:.2%} | [{s.ci_low:.2%}, {s.ci_high:.2%}] | "
             f"{s.mean_cards_left:.2f} | {s.illegal_rate:.2%} | {s.seconds:.1f} |")  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
+def published_model(value: str) -> Path:
+    """``--model``: a path, or the name of a model this package ships (``Zudecken-maskable_ppo``)."""
+    path = Path(value)
+    shipped = MODELS / f"{value}.zip"
+    return shipped if not path.exists() and shipped.is_file() else path
+
+
+def load_agent(who: tuple[str, ...], env_id: str) -> Any:
+    """``("agent", spec)`` or ``("model", path, algo)``: the agent, built where it plays."""
+    if who[0] == "model":
+        from quadrat_env.agents.sb3_agent import SB3Agent
+
+        return SB3Agent.load(who[1], who[2], env_id, name=Path(who[1]).stem)
+    return make_agent(who[1], env_id)
+
+
+def play(who: tuple[str, ...], env_id: str, deals: range, progress: bool) -> tuple[Summary, list[Episode]]:
+    """One agent on the deals (a task: it may run in a worker process)."""
+    return evaluate(env_id, load_agent(who, env_id), deals, progress=progress, n_envs=256)
+
+
+def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     names = short_names()
     p = argparse.ArgumentParser(prog="quadrat-bench", description=__doc__.splitlines()[0])
     p.add_argument("--env", required=True, help=f"an env ID or one of {sorted(names)}")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", help=f"{', '.join(BUILT_IN)}, or module:factory (called with the env ID)")
-    who.add_argument("--model", type=Path, help="a saved SB3 / sb3-contrib model (.zip)")
-    p.add_argument("--algo", choices=("ppo", "maskable_ppo"), help="the algorithm of --model")
+    who.add_argument("--model", type=published_model,
+                     help="a saved SB3 / sb3-contrib model (.zip), or a shipped one by name: "
+                          "Zudecken-maskable_ppo, Quadrille-ppo, ...")  # fmt: skip
+    p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model")
     p.add_argument("--deals", type=at_least(1), default=1000)
     p.add_argument("--seed-start", type=at_least(0), default=seeds.BENCHMARK.start,
                    help="deal i is reset(seed=SEED_START + i); default: the held-out benchmark deals")
     p.add_argument("--baselines", nargs="*", choices=("greedy", "planner"), default=["greedy", "planner"])
+    p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
     p.add_argument("--out", type=Path, default=Path("results/bench"))
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
@@ -111,33 +136,39 @@ def main(argv: list[str] | None = None) -> int:
     if env_id not in env_ids():
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
     if args.model is not None and args.algo is None:
-        p.error("--model needs --algo (ppo or maskable_ppo)")
-    try:
-        if args.model is not None:
-            from agents.sb3_agent import SB3Agent
-
-            agent = SB3Agent.load(args.model, args.algo, env_id, name=args.model.stem)
-        else:
-            agent = make_agent(args.agent, env_id)
+        p.error(f"--model needs --algo (one of {', '.join(ALGOS)})")
+    try:  # build it here first, so that a bad agent or model is one clear line before any play
+        agent = load_agent(("model", str(args.model), args.algo) if args.model else ("agent", args.agent),
+                           env_id)  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         p.error(str(err))
+    args.name = agent.name
+    return args, env_id
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, env_id = parse(argv)
     deals = range(args.seed_start, args.seed_start + args.deals)
+    mine = ("model", str(args.model), args.algo) if args.model else ("agent", args.agent)
+    players = [mine] + [("agent", base) for base in args.baselines if base != args.name]
+    progress = not args.no_progress and args.jobs == 1  # bars from several processes would garble
+    try:
+        results = list(run_tasks(partial(play, env_id=env_id, deals=deals, progress=progress), players,
+                                 args.jobs, describe=lambda who: f"playing {who[1]}"))  # fmt: skip
+    except WorkerFailed as err:
+        print(f"quadrat-bench: {err}", file=sys.stderr)
+        return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    summary, episodes = evaluate(env_id, agent, deals, progress=not args.no_progress, n_envs=128)
-    write_deals(args.out / f"{file_name(summary.agent)}.csv", episodes)
-    rows, comparisons = [summary], []
-    for base in args.baselines:
-        if base == agent.name:
-            continue
-        other, theirs = evaluate(env_id, make_agent(base, env_id), deals, progress=not args.no_progress,
-                                 n_envs=128)  # fmt: skip
-        write_deals(args.out / f"{file_name(other.agent)}.csv", theirs)
-        rows.append(other)
-        comparisons.append(compare(summary.agent, episodes, theirs, base))
+    (summary, episodes), rows, comparisons = results[0], [], []
+    for (row, played), who in zip(results, players, strict=True):
+        write_deals(args.out / f"{file_name(row.agent)}.csv", played)
+        rows.append(row)
+        if who is not mine:
+            comparisons.append(compare(summary.agent, episodes, played, who[1]))
     lines = [f"{env_id}, deals reset(seed={args.seed_start} + i), i < {args.deals}", "",
              "| agent | deals | win rate | 95% CI (Wilson) | mean cards left | illegal-action rate "
              "| seconds |",
-             "|---|---:|---:|---|---:|---:|---:|", *map(row, rows), ""]  # fmt: skip
+             "|---|---:|---:|---|---:|---:|---:|", *map(row_line, rows), ""]  # fmt: skip
     lines += [f"- against {c['against']}: {c['only_agent_won']} deals won only by {c['agent']}, "
               f"{c['only_baseline_won']} only by {c['against']}; exact McNemar p = {c['mcnemar_p']:.3g}"
               for c in comparisons]  # fmt: skip
@@ -146,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
               "rows": [r.as_dict() for r in rows], "paired": comparisons}  # fmt: skip
     (args.out / "bench.json").write_text(json.dumps(result, indent=2))
     (args.out / "bench.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.out}/bench.json, bench.md and one per-deal CSV per agent")
     return 0
 
 

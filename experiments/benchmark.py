@@ -1,7 +1,7 @@
 """The benchmark: every agent on every registered env, over the same held-out seeded deals.
 
-    python -m experiments.benchmark                      # default: 1,000 deals, a few minutes
-    python -m experiments.benchmark --deals 10000 --planner-deals 1000 --update-readme
+    python -m quadrat_env.experiments.benchmark                      # default: 1,000 deals, a few minutes
+    python -m quadrat_env.experiments.benchmark --deals 10000 --planner-deals 1000 --update-readme
 
 Per agent and env: win rate with a Wilson 95% interval, mean cards left, illegal-action rate,
 episodes and wall time; learned agents for every committed training seed, summarised as mean and
@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate, wilson
+from quadrat_env.agents.evaluate import write_deals
+from quadrat_env.agents.planner import SAMPLES, PlannerAgent
+from quadrat_env.agents.sb3_agent import SB3Agent
+from quadrat_env.agents.solver import Solver
+from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
 
-from agents import GreedyAgent, RandomAgent, evaluate, wilson
-from agents.planner import SAMPLES, PlannerAgent
-from agents.sb3_agent import SB3Agent
-from agents.solver import Solver
-from experiments.parallel import WorkerFailed, run_tasks
 from quadrat_env import seeds
 from quadrat_env.registry import env_ids, spec_for
 from quadrat_env.registry import short_name as env_name
@@ -86,8 +87,10 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     else:
         agent, extra = SB3Agent.load(task[3], kind, env_id), {"algo": kind, "train_seed": task[2]}
     # 128 deals side by side: the networks predict on big batches
-    summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
-                          progress=not args.no_progress, n_envs=128)  # fmt: skip
+    summary, episodes = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
+                                 progress=not args.no_progress, n_envs=128)  # fmt: skip
+    seed_tag = f"-seed{extra['train_seed']}" if "train_seed" in extra else ""
+    write_deals(args.out / "deals" / f"{env_name(env_id)}-{agent.name}{seed_tag}.csv", episodes)
     print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
           f"won {summary.wins}/{summary.episodes} = {summary.win_rate:.2%} ({summary.seconds:.1f}s)",
           flush=True)  # fmt: skip
@@ -210,12 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     table += training_table(args.models)
     (args.out / "benchmark.md").write_text(table)
     if not args.no_plots:
-        from experiments.plots import learning_curves, win_rates
+        from quadrat_env.experiments.plots import learning_curves, win_rates
 
         win_rates(result, args.out / "win_rates.png")
         learning_curves(args.models / "monitor", args.out / "learning_curves.png")
     if args.update_readme:
-        update_readme(table, "python -m experiments.benchmark " + " ".join(argv or sys.argv[1:]))
+        update_readme(table, "python -m quadrat_env.experiments.benchmark " + " ".join(argv or sys.argv[1:]))
     print("\n" + table + f"\nwrote {args.out}/benchmark.json, benchmark.md"
           f"{'' if args.no_plots else ', win_rates.png, learning_curves.png'} "
           f"in {time.perf_counter() - start:.0f}s")  # fmt: skip

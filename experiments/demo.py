@@ -1,7 +1,7 @@
 """Play seeded deals of every game with the greedy and random agents and print the outcome.
 
-python -m experiments.demo                 # one deal shown move by move, 500 deals measured
-python -m experiments.demo --deals 20000   # the README's win rates
+python -m quadrat_env.experiments.demo                 # one deal shown move by move, 500 deals measured
+python -m quadrat_env.experiments.demo --deals 20000   # the README's win rates
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import gymnasium as gym
+from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, Summary, evaluate
 
 import quadrat_env  # noqa: F401  (registers the games)
-from agents import Agent, GreedyAgent, RandomAgent, Summary, evaluate
 from quadrat_env import seeds
 from quadrat_env.registry import env_ids
 

@@ -1,7 +1,7 @@
 """How well can Zudecken be played? Every kind of player on the benchmark's held-out deals, one table.
 
-    python -m experiments.how_well                     # about 8 minutes on 2 cores
-    python -m experiments.how_well --update-readme
+    python -m quadrat_env.experiments.how_well                     # about 8 minutes on 2 cores
+    python -m quadrat_env.experiments.how_well --update-readme
 
 Rows: random, largest-group greedy, the hand rule, the committed learned policies (each training
 seed), the planner at several sample budgets, and the clairvoyant solver (an upper bound: it knows
@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, evaluate, wilson
+from quadrat_env.agents.hand import HandRuleAgent
+from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents.sb3_agent import SB3Agent
+from quadrat_env.agents.solver import Solver
+from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
-from agents import Agent, GreedyAgent, RandomAgent, evaluate, wilson
-from agents.hand import HandRuleAgent
-from agents.planner import PlannerAgent
-from agents.sb3_agent import SB3Agent
-from agents.solver import Solver
-from experiments.benchmark import MODELS, model_paths, update_readme
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
 
@@ -100,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "how_well.md").write_text(md)
     print("\n" + md)
     if args.update_readme:
-        update_readme(md, "python -m experiments.how_well " + " ".join(argv or sys.argv[1:]), markers=MARKERS)
+        command = "python -m quadrat_env.experiments.how_well " + " ".join(argv or sys.argv[1:])
+        update_readme(md, command, markers=MARKERS)
     return 0
 
 

@@ -1,6 +1,6 @@
 """Teach a MaskablePPO policy to play Zudecken from the solver's labels (DAgger-style imitation).
 
-    python -m experiments.imitate --seed 0 --out runs/imitate     # about 8 minutes on 2 cores
+    python -m quadrat_env.experiments.imitate --seed 0 --out runs/imitate     # about 8 minutes on 2 cores
 
 Plain MaskablePPO does not get past the largest-group greedy on Zudecken (about 5%). The solver
 knows which moves still win a deal; averaged over many deals, "this move still wins, given what I
@@ -16,7 +16,7 @@ can see" is what a sampling planner estimates. Each round:
    logit estimates P(the move wins | what the player sees)) and the value head to "the deal can
    still be won". The policy's argmax is then the move most likely to win.
 
-The policy network sees the observation through :class:`agents.features.ZudeckenFeatures` (suit,
+The policy network sees the observation through :class:`quadrat_env.agents.features.ZudeckenFeatures` (suit,
 rank and pair-match structure of the upcards; ``--features none`` for the bare observation).
 Validation deals (other training seeds) are played every ``--eval-every`` epochs, and the best
 checkpoint is kept. The result is an ordinary ``MaskablePPO`` model, saved with ``model.save`` and
@@ -35,11 +35,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import yaml
+from quadrat_env.agents import evaluate
+from quadrat_env.agents.sb3_agent import SB3Agent
+from quadrat_env.agents.solver import Solver
+from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
 
-from agents import evaluate
-from agents.sb3_agent import SB3Agent
-from agents.solver import Solver
-from experiments.parallel import WorkerFailed, run_tasks
 from quadrat_env import seeds
 
 ENV_ID = "quadrat_env/Zudecken-v0"
@@ -51,7 +51,7 @@ FEATURES = ("zudecken", "none")
 def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool) -> dict:
     """Play ``seeds``; label every informative decision with the moves that still win."""
     if isinstance(model, (str, Path)):  # in a worker process: the behaviour policy, saved
-        from agents.safe_load import load_model
+        from quadrat_env.agents.safe_load import load_model
 
         model = load_model(model, "maskable_ppo", ENV_ID)
     env = gym.make(ENV_ID).unwrapped
@@ -150,9 +150,8 @@ def validate(model: Any) -> float:
 
 def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
     import torch
+    from quadrat_env.agents.features import ZudeckenFeatures
     from sb3_contrib import MaskablePPO
-
-    from agents.features import ZudeckenFeatures
 
     torch.manual_seed(config["seed"])
     torch.set_num_threads(1)

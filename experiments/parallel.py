@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -25,7 +26,8 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
             except Exception as err:
                 raise WorkerFailed(f"{describe(task)} failed: {type(err).__name__}: {err}") from err
         return
-    pool = ProcessPoolExecutor(max_workers=jobs)
+    # spawn, not fork: a parent that has used torch (a loaded model) deadlocks forked children
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
     try:
         futures = [pool.submit(fn, task) for task in tasks]
         for task, future in zip(tasks, futures, strict=True):

@@ -1,6 +1,6 @@
 """Win rate of the planner against samples per move, on the same held-out Zudecken deals.
 
-    python -m experiments.planner_curve --deals 1000 --samples 1 4 16 32 64
+    python -m quadrat_env.experiments.planner_curve --deals 1000 --samples 1 4 16 32 64
 
 Writes ``<out>/planner_curve.json`` and ``<out>/planner_curve.md`` and prints the table.
 """
@@ -12,8 +12,9 @@ import json
 import sys
 from pathlib import Path
 
-from agents import evaluate
-from agents.planner import PlannerAgent
+from quadrat_env.agents import evaluate
+from quadrat_env.agents.planner import PlannerAgent
+
 from quadrat_env import seeds
 from quadrat_env.core.checks import positive_number
 from quadrat_env.registry import env_ids

@@ -29,8 +29,8 @@ def describe(env: gym.Env, action: int) -> str:
 
 
 def hints(env_id: str, obs: np.ndarray, mask: np.ndarray) -> list[str]:
-    from agents import GreedyAgent
-    from agents.planner import PlannerAgent
+    from quadrat_env.agents import GreedyAgent
+    from quadrat_env.agents.planner import PlannerAgent
 
     out = []
     for agent in (GreedyAgent(env_id), PlannerAgent(env_id, samples=16, seed=0)):

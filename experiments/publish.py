@@ -1,6 +1,6 @@
 """Copy finished runs into ``experiments/models/``, where the benchmark finds them.
 
-    python -m experiments.publish runs/maskable_ppo/*-seed* runs/ppo/*-seed*
+    python -m quadrat_env.experiments.publish runs/maskable_ppo/*-seed* runs/ppo/*-seed*
 
 Seed 0 becomes the committed model ``<Name>-<algo>.zip`` with its Monitor logs (for the learning
 curves) and config; other seeds go to ``seeds/<Name>-<algo>-seed<k>.zip``. Every run's resolved

@@ -1,7 +1,7 @@
 """Record an episode as an animated GIF (or the final table as a PNG) drawn by ``rgb_array``.
 
-python -m experiments.record Zudecken --agent planner --seed 7 --out zudecken.gif
-python -m experiments.record Quadrille --agent experiments/models/Quadrille-maskable_ppo.zip
+python -m quadrat_env.experiments.record Zudecken --agent planner --seed 7 --out zudecken.gif
+python -m quadrat_env.experiments.record Quadrille --agent experiments/models/Quadrille-maskable_ppo.zip
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from quadrat_env.agents import Agent, GreedyAgent, RandomAgent
+from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents.sb3_agent import SB3Agent
+from quadrat_env.experiments.play import GAMES
 
-from agents import Agent, GreedyAgent, RandomAgent
-from agents.planner import PlannerAgent
-from agents.sb3_agent import SB3Agent
-from experiments.play import GAMES
 from quadrat_env.core.checks import at_least
 
 
@@ -31,7 +31,7 @@ def make_agent(spec: str, env_id: str) -> Agent:
     if path.suffix != ".zip":
         raise ValueError(f"--agent must be greedy, random, planner or a saved model .zip, got {spec!r}")
     algo = "maskable_ppo" if "maskable" in path.stem else "ppo"
-    return SB3Agent.load(path, algo, env_id)  # nothing in the file is unpickled (agents.safe_load)
+    return SB3Agent.load(path, algo, env_id)  # nothing in the file is unpickled (agents/safe_load.py)
 
 
 def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """Env-steps per second, all measured in one run on this machine: single envs, vector envs, greedy, PPO.
 
-    python -m experiments.throughput                # about two minutes on 2 cores
-    python -m experiments.throughput --update-readme
+    python -m quadrat_env.experiments.throughput                # about two minutes on 2 cores
+    python -m quadrat_env.experiments.throughput --update-readme
 
 Measures, with random legal actions unless said otherwise (the action choice is inside the timing):
 
@@ -28,10 +28,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from quadrat_env.agents.greedy import GreedyAgent
+from quadrat_env.experiments.benchmark import update_readme
 
 import quadrat_env
-from agents.greedy import GreedyAgent
-from experiments.benchmark import update_readme
 
 ZU = "quadrat_env/Zudecken-v0"
 SIZES = (64, 1024, 4096)
@@ -116,7 +116,7 @@ def greedy_deals(deals: int = 100_000, num_envs: int = 4000) -> dict[str, float]
 def ppo_steps(vec_env: str, timesteps: int) -> float:
     import tempfile
 
-    from experiments.train import load_hyperparams, train
+    from quadrat_env.experiments.train import load_hyperparams, train
 
     config = {"env_id": ZU, "algo": "maskable_ppo", "seed": 0, **load_hyperparams("maskable_ppo", ZU)}
     config.update(n_timesteps=timesteps, vec_env=vec_env)
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "throughput.md").write_text(md)
     print(md)
     if args.update_readme:
-        command = "python -m experiments.throughput --update-readme"
+        command = "python -m quadrat_env.experiments.throughput --update-readme"
         update_readme(md, command, markers=MARKERS)
     return 0
 

@@ -1,6 +1,6 @@
 """Train PPO or MaskablePPO on a registered env, with hyperparameters from YAML keyed by env ID.
 
-    python -m experiments.train --env quadrat_env/Zudecken-v0 --algo maskable_ppo --seed 0
+    python -m quadrat_env.experiments.train --env quadrat_env/Zudecken-v0 --algo maskable_ppo --seed 0
 
 Each run gets a folder (default ``runs/<algo>/<Name>-seed<k>``) holding the resolved config
 (``config.yml``), Monitor logs (``monitor/``), TensorBoard logs (``tb/``) and the model
@@ -57,11 +57,10 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
 
 def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[str, Any]:
     import torch
+    from quadrat_env.agents.safe_load import load_model
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
-
-    from agents.safe_load import load_model
 
     torch.set_num_threads(1)  # small MLPs: one thread is faster than two fighting for 2 cores
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +80,7 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
                             monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
     algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
-    # the starting model is loaded without unpickling anything from it (agents.safe_load)
+    # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)
     init = load_model(config["init"], config["algo"], config["env_id"]) if config.get("init") else None
     if init is not None:  # continue from a saved model: its network shape, then its weights
         algo_kwargs["policy_kwargs"] = init.policy_kwargs

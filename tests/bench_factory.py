@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents import RandomAgent
+from quadrat_env.agents import RandomAgent
 
 
 def make(env_id: str) -> RandomAgent:

@@ -3,8 +3,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-
-from agents import GreedyAgent, RandomAgent, evaluate, play_episode, wilson
+from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate, play_episode, wilson
 
 DEALS = range(500_000, 501_000)  # a fixed set of 1000 deals
 
@@ -83,7 +82,7 @@ def test_wilson_interval():
 
 
 def test_hand_rule_keeps_the_upcards_with_unseen_partners():
-    from agents.hand import HandRuleAgent
+    from quadrat_env.agents.hand import HandRuleAgent
 
     zu = "quadrat_env/Zudecken-v0"
     agent, layout = HandRuleAgent(zu), gym.make(zu).unwrapped.game.layout
@@ -105,7 +104,7 @@ def test_hand_rule_keeps_the_upcards_with_unseen_partners():
 
 
 def test_hand_rule_beats_greedy_on_zudecken():
-    from agents.hand import HandRuleAgent
+    from quadrat_env.agents.hand import HandRuleAgent
 
     zu = "quadrat_env/Zudecken-v0"
     hand, _ = evaluate(zu, HandRuleAgent(zu), DEALS, progress=False)

@@ -6,9 +6,8 @@ import csv
 import json
 
 import pytest
-
-from experiments import bench
-from experiments.publish import MODELS
+from quadrat_env.experiments import bench
+from quadrat_env.experiments.publish import MODELS
 
 
 def test_mcnemar_exact_p_values():

@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 ZU = "quadrat_env/Zudecken-v0"
+# entry points, as quadrat_env.<module>:<function>
 GARBAGE = {
     "agents.solver:_main": [[], ["Solitaire"], ["Zudecken", "--deals", "0"], ["Zudecken", "--deals", "x"],
                             ["Zudecken", ""], ["Zudecken", "--seed", "-1"], ["Zudecken", "AC AC"],
@@ -39,7 +40,7 @@ CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
 @pytest.mark.parametrize(("entry", "argv"), CASES, ids=[f"{e.split(':')[0]} {' '.join(a)}" for e, a in CASES])
 def test_garbage_gets_one_clear_line_and_exit_2(entry, argv, capsys):
     module, name = entry.split(":")
-    main = getattr(importlib.import_module(module), name)
+    main = getattr(importlib.import_module("quadrat_env." + module), name)
     with pytest.raises(SystemExit) as exc:
         main(argv)
     err = capsys.readouterr().err

@@ -115,7 +115,7 @@ def test_copies_share_nothing(wrapped):
 
 
 def test_quadrat_play_takes_unicode_digits_as_wrong_entries():
-    from experiments import play
+    from quadrat_env.experiments import play
 
     out = io.StringIO()
     assert play.play(ZU, 1, io.StringIO("²\n٣\nq\n"), out) == 1
@@ -154,7 +154,7 @@ def failing_task(task, args):  # noqa: ANN001, ANN201 - a module-level function,
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_benchmark_ends_with_one_line_when_a_worker_fails(jobs, monkeypatch, capsys, tmp_path):
-    from experiments import benchmark
+    from quadrat_env.experiments import benchmark
 
     monkeypatch.setattr(benchmark, "run_task", failing_task)
     code = benchmark.main(["--deals", "2", "--planner-deals", "0", "--env", ZU, "--jobs", jobs,
@@ -164,8 +164,8 @@ def test_benchmark_ends_with_one_line_when_a_worker_fails(jobs, monkeypatch, cap
 
 
 def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
-    from experiments import imitate
-    from experiments.parallel import WorkerFailed
+    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments.parallel import WorkerFailed
 
     with pytest.raises(WorkerFailed, match="labelling deals"):  # a model file that is not there
         imitate.collect_parallel("/nonexistent/behaviour.zip", range(0, 10), 0.1, (0, 0), False, jobs=2)

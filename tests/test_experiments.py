@@ -7,10 +7,9 @@ import json
 import gymnasium as gym
 import pytest
 import yaml
-
-from agents import evaluate
-from agents.sb3_agent import SB3Agent
-from experiments import benchmark, train
+from quadrat_env.agents import evaluate
+from quadrat_env.agents.sb3_agent import SB3Agent
+from quadrat_env.experiments import benchmark, train
 
 ZU = "quadrat_env/Zudecken-v0"
 
@@ -85,7 +84,7 @@ def test_train_rejects_bad_arguments(argv, capsys):
 
 
 def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
-    from experiments import imitate, publish
+    from quadrat_env.experiments import imitate, publish
 
     imitate.main(["--seed", "0", "--rounds", "1", "--deals-per-round", "30", "--epochs", "1",
                   "--out", str(tmp_path / "runs")])  # fmt: skip
@@ -129,7 +128,7 @@ def test_fine_tuning_starts_from_the_given_model(models, tmp_path):
 
 
 def test_demo_and_planner_curve_commands(tmp_path, capsys):
-    from experiments import demo, planner_curve
+    from quadrat_env.experiments import demo, planner_curve
 
     assert demo.main(["--deals", "3", "--show", "1", "--env", ZU, "--no-progress",
                       "--json", str(tmp_path / "demo.json")]) == 0  # fmt: skip
@@ -142,7 +141,7 @@ def test_demo_and_planner_curve_commands(tmp_path, capsys):
 
 
 def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, capsys):
-    from experiments import throughput
+    from quadrat_env.experiments import throughput
 
     # Smaller jobs for a test: 2,000 greedy deals on 100 envs, and no PPO timing.
     monkeypatch.setattr(throughput, "SIZES", (4, 8, 16))
@@ -162,7 +161,7 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
 
 @pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Quadrille"])
 def test_committed_models_load_on_cpu_and_play_their_env(name):
-    from experiments.publish import MODELS
+    from quadrat_env.experiments.publish import MODELS
 
     env_id = f"quadrat_env/{name}-v0"
     for algo in train.ALGOS:
@@ -175,7 +174,7 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
 
 
 def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
-    from experiments import imitate
+    from quadrat_env.experiments import imitate
 
     monkeypatch.setattr(imitate, "CHUNK", 20)  # three chunks, each with its own generator
     one = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
@@ -186,7 +185,7 @@ def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
 
 
 def test_how_well_table(tmp_path, monkeypatch):
-    from experiments import how_well
+    from quadrat_env.experiments import how_well
 
     monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
     assert how_well.main(["--deals", "20", "--planner-deals", "3", "--budgets", "1", "2",

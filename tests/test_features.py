@@ -1,4 +1,4 @@
-"""agents.features: the Zudecken feature extractor reads the table as the rules do."""
+"""quadrat_env.agents.features: the Zudecken feature extractor reads the table as the rules do."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.features import EXTRA, PAIRS, ZudeckenFeatures  # noqa: E402
+from quadrat_env.agents.features import EXTRA, PAIRS, ZudeckenFeatures  # noqa: E402
+
 from quadrat_env.games.quadrat.kernel import EMPTY  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"

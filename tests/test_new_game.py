@@ -240,9 +240,9 @@ def test_rules_verbs_and_illegal_moves():
 
 
 def test_random_greedy_solver_and_planner_agents():
-    from agents import GreedyAgent, RandomAgent, evaluate
-    from agents.planner import PlannerAgent
-    from agents.solver import solve
+    from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate
+    from quadrat_env.agents.planner import PlannerAgent
+    from quadrat_env.agents.solver import solve
 
     deals = range(200)
     rates = {a.name: evaluate(TOY, a, deals, progress=False)[0] for a in
@@ -273,7 +273,7 @@ def test_ansi_and_rgb_array_pictures():
 
 
 def test_terminal_play_command(monkeypatch, capsys):
-    from experiments import play
+    from quadrat_env.experiments import play
 
     env = gym.make(TOY)
     for seed in range(100):  # a deal that goes on after its first move
@@ -289,7 +289,7 @@ def test_terminal_play_command(monkeypatch, capsys):
 
 
 def test_one_benchmark_row(tmp_path):
-    from experiments import benchmark
+    from quadrat_env.experiments import benchmark
 
     benchmark.main(["--deals", "30", "--planner-deals", "5", "--planner-samples", "2", "--env", TOY,
                     "--out", str(tmp_path), "--no-plots", "--no-progress"])  # fmt: skip

@@ -3,8 +3,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from quadrat_env.agents.planner import PlannerAgent
 
-from agents.planner import PlannerAgent
 from quadrat_env.games.quadrat.kernel import EMPTY
 
 ZU = "quadrat_env/Zudecken-v0"

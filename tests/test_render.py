@@ -9,8 +9,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from PIL import Image
-
-from experiments import play, record
+from quadrat_env.experiments import play, record
 
 DATA = Path(__file__).parent / "data"
 # A fixed position per game: a seeded deal after a few greedy moves.

@@ -9,10 +9,9 @@ import zipfile
 
 import cloudpickle
 import pytest
-
-from agents.safe_load import UnsafeModelFile, load_model
-from agents.sb3_agent import SB3Agent
-from experiments.publish import MODELS
+from quadrat_env.agents.safe_load import UnsafeModelFile, load_model
+from quadrat_env.agents.sb3_agent import SB3Agent
+from quadrat_env.experiments.publish import MODELS
 
 ZU = "quadrat_env/Zudecken-v0"
 

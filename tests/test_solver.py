@@ -7,8 +7,8 @@ import sys
 import gymnasium as gym
 import pytest
 from conftest import always_play, deck_starting, play_from
+from quadrat_env.agents.solver import Solver, solve, solve_state
 
-from agents.solver import Solver, solve, solve_state
 from quadrat_env.cards import SKAT_PACK, format_cards
 from quadrat_env.games.quadrat.rules import quadrat
 from quadrat_env.games.quadrille.rules import QuadrilleRules
@@ -99,7 +99,7 @@ def test_quadrille_solver_matches_always_play_and_no_deferring_policy_beats_it()
 
 
 def test_command_line():
-    run = [sys.executable, "-m", "agents.solver"]
+    run = [sys.executable, "-m", "quadrat_env.agents.solver"]
     out = subprocess.run(run + ["Zudecken", RANK_BY_RANK], capture_output=True, text=True)
     assert out.returncode == 0 and "winnable in 13 actions: 10 10" in out.stdout
     out = subprocess.run(run + ["Quadrat", "7C 8C"], capture_output=True, text=True)
@@ -112,7 +112,8 @@ def test_command_line():
 
 @pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Zudecken-v0"])
 def test_compiled_search_finds_the_reference_search_line(env_id):
-    from agents.solver import ReferenceSearch
+    from quadrat_env.agents.solver import ReferenceSearch
+
     from quadrat_env.games.quadrat.reference import SlotGame
 
     env = gym.make(env_id).unwrapped
@@ -130,6 +131,6 @@ def test_compiled_search_finds_the_reference_search_line(env_id):
 
 
 def test_command_line_times_the_reference_search():
-    out = subprocess.run([sys.executable, "-m", "agents.solver", "Zudecken", "--deals", "30", "--reference"],
-                         capture_output=True, text=True)  # fmt: skip
+    command = [sys.executable, "-m", "quadrat_env.agents.solver", "Zudecken", "--deals", "30", "--reference"]
+    out = subprocess.run(command, capture_output=True, text=True)
     assert out.returncode == 0 and "they agree" in out.stdout
