@@ -55,3 +55,12 @@ def test_bad_arguments_get_one_line_and_exit_2(argv, message, capsys):
         bench.main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_parallel_jobs_give_the_same_table_and_a_shipped_model_goes_by_name(tmp_path, capsys):
+    argv = ["--env", "Quadrat", "--model", "Quadrat-maskable_ppo", "--algo", "maskable_ppo", "--deals", "30",
+            "--baselines", "greedy", "--no-progress"]  # fmt: skip
+    assert bench.main([*argv, "--out", str(tmp_path / "one")]) == 0
+    assert bench.main([*argv, "--out", str(tmp_path / "two"), "--jobs", "2"]) == 0
+    for name in ("Quadrat-maskable_ppo.csv", "greedy.csv"):
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()

@@ -67,3 +67,22 @@ def test_a_model_for_another_env_is_named(tmp_path):
     (tmp_path / "x.zip").write_text("not a zip")
     with pytest.raises(ValueError, match="not a saved SB3 model"):
         SB3Agent.load(tmp_path / "x.zip", "ppo", ZU)
+
+
+@pytest.mark.parametrize("algo", ["a2c", "dqn", "trpo", "qrdqn"])
+def test_other_algorithms_load_without_unpickling(algo, tmp_path):
+    import gymnasium as gym
+    from quadrat_env.agents.safe_load import algorithm, safe_custom_objects
+
+    cls, env = algorithm(algo), gym.make("quadrat_env/Quadrat-v0")
+    kwargs = {"n_steps": 32} if algo in ("a2c", "trpo") else {"learning_starts": 0}
+    if algo == "trpo":
+        kwargs["batch_size"] = 32
+    cls("MlpPolicy", env, seed=0, **kwargs).learn(64).save(tmp_path / "m.zip")
+    custom = safe_custom_objects(tmp_path / "m.zip", algo, "quadrat_env/Quadrat-v0")
+    data = json.loads(zipfile.ZipFile(tmp_path / "m.zip").read("data"))
+    pickled = {k for k, v in data.items() if isinstance(v, dict) and ":serialized:" in v}
+    assert pickled <= set(custom)  # every pickled field is supplied: nothing is unpickled
+    agent = SB3Agent.load(tmp_path / "m.zip", algo, "quadrat_env/Quadrat-v0")
+    obs, info = env.reset(seed=1)
+    assert env.action_space.contains(int(agent.predict(obs, action_masks=info["action_mask"])[0]))

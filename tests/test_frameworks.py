@@ -1,0 +1,61 @@
+"""Other frameworks train and play with masks, zero illegal actions: the scripts of docs/frameworks/
+(TorchRL's PPO on the batched env, Tianshou's masked DQN) and rl-zoo3 through quadrat_env.zoo."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DOCS = Path(__file__).parent.parent / "docs" / "frameworks"
+ZU = "quadrat_env/Zudecken-v0"
+
+
+def doc_script(page: str, tmp_path: Path) -> Path:
+    """The page's one Python block, as a file: the test runs what the reader copies."""
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / page).read_text(), flags=re.S)
+    assert len(blocks) == 1, f"{page} should hold one complete script"
+    path = tmp_path / page.replace(".md", "_example.py")  # not torchrl.py: it would shadow the package
+    path.write_text(blocks[0])
+    return path
+
+
+def run(args: list[str], cwd: Path) -> str:
+    out = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+@pytest.mark.parametrize(("page", "args"), [("torchrl.md", ["--steps", "4096", "--envs", "16"]),
+                                            ("tianshou.md", ["--steps", "2048", "--envs", "4"])])
+def test_doc_script_trains_with_masks_and_no_illegal_action(page, args, tmp_path):
+    out = run([str(doc_script(page, tmp_path)), *args], tmp_path)
+    found = re.search(r"steps (\d+), episodes (\d+), won (\d+), illegal actions (\d+)", out)
+    assert found, out[-2000:]
+    steps, episodes, _, illegal = map(int, found.groups())
+    assert steps >= 2048 and episodes > 50 and illegal == 0
+
+
+def test_rl_zoo3_trains_evaluates_and_plays_ppo_mask_with_masks(tmp_path):
+    run(["-m", "quadrat_env.zoo", "train", "--algo", "ppo_mask", "--env", ZU, "-n", "4096",
+         "--eval-freq", "2048", "--eval-episodes", "10", "-f", "logs", "--hyperparams", "n_envs:4",
+         "n_steps:256"], tmp_path)  # fmt: skip
+    (run_dir,) = (tmp_path / "logs" / "ppo_mask").iterdir()
+    evaluations = np.load(run_dir / "evaluations.npz")
+    # unmasked, a fresh policy repeats illegal actions: 200 steps and a negative return per episode
+    assert evaluations["results"].min() >= 0 and evaluations["ep_lengths"].max() < 100
+    out = run(["-m", "quadrat_env.zoo", "enjoy", "--algo", "ppo_mask", "--env", ZU, "-f", "logs",
+               "--no-render", "-n", "300", "--env-kwargs", "illegal_action:'raise'"], tmp_path)  # fmt: skip
+    assert "Episode Reward" in out
+
+
+def test_zoo_without_a_command_is_one_line_and_exit_2(capsys):
+    from quadrat_env.zoo import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["fly"])
+    assert exc.value.code == 2 and "must be one of" in capsys.readouterr().err

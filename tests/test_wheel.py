@@ -1,0 +1,107 @@
+"""The built wheel works outside the repository: in a fresh venv, from a folder that has its own
+``agents`` and ``experiments`` packages, on the installed gymnasium and on gymnasium 1.2 (RLlib's)."""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+USER_CODE = {"agents/__init__.py": "MINE = 'the user agents'\n",
+             "experiments/__init__.py": "MINE = 'the user experiments'\n"}  # fmt: skip
+SMOKE = """
+import agents, experiments, gymnasium as gym, numpy as np
+import quadrat_env
+from gymnasium.utils.env_checker import check_env
+from quadrat_env.wrappers import ActionMaskObservation
+assert agents.MINE == "the user agents" and experiments.MINE == "the user experiments"
+assert "site-packages" in quadrat_env.__file__, quadrat_env.__file__
+for env_id in quadrat_env.ENV_IDS:
+    check_env(gym.make(env_id).unwrapped)
+    check_env(ActionMaskObservation(gym.make(env_id)))
+    for mode in ("NextStep", "SameStep", "Disabled"):
+        venv = gym.make_vec(env_id, num_envs=4, autoreset_mode=mode)
+        venv.reset(seed=0)
+        for _ in range(60):
+            _, _, term, trunc, _ = venv.step(venv.unwrapped.action_masks().argmax(axis=1))
+            if mode == "Disabled" and (term | trunc).any():
+                venv.reset(options={"reset_mask": term | trunc})
+print("gymnasium", gym.__version__, "ok")
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "-w", str(out), str(ROOT)], check=True, capture_output=True)  # fmt: skip
+    (path,) = out.glob("quadrat_env-*.whl")
+    return path
+
+
+def fresh_venv(where: Path, wheel: Path, *extra: str) -> Path:
+    """A new venv with the wheel (and ``extra`` packages) installed; the other dependencies are
+    read from this interpreter's site-packages, behind the venv's own (installing torch anew would
+    take minutes). Only the wheel's quadrat_env is importable: the repository's is installed in
+    editable mode, which a plain path entry does not activate."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    python = where / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
+    Path(purelib, "deps-from-the-test-interpreter.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", str(wheel), *extra],
+                   check=True, capture_output=True)  # fmt: skip
+    return python
+
+
+def run(python: Path, args: list[str], cwd: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    out = subprocess.run([str(python), *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+@pytest.fixture()
+def user_folder(tmp_path) -> Path:
+    folder = tmp_path / "user project"
+    for name, text in USER_CODE.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def test_the_wheel_claims_only_quadrat_env(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names} == {"quadrat_env", wheel.name.split("-py3")[0] + ".dist-info"}
+    for shipped in ("quadrat_env/agents/solver.py", "quadrat_env/experiments/hyperparams/maskable_ppo.yml",
+                    "quadrat_env/experiments/models/Zudecken-maskable_ppo.zip"):
+        assert shipped in names
+
+
+def test_installed_wheel_benchmarks_and_trains_beside_the_users_packages(wheel, user_folder, tmp_path):
+    python = fresh_venv(tmp_path / "venv", wheel)
+    assert "ok" in run(python, ["-c", SMOKE], user_folder)
+    bench = tmp_path / "venv" / "bin" / "quadrat-bench"
+    out = run(bench, ["--env", "Zudecken", "--agent", "greedy", "--deals", "40", "--baselines",
+                      "--out", "b1"], user_folder)  # fmt: skip
+    assert "| greedy | 40 |" in out
+    out = run(bench, ["--env", "Zudecken", "--model", "Zudecken-maskable_ppo", "--algo", "maskable_ppo",
+                      "--deals", "40", "--baselines", "greedy", "--out", "b2"], user_folder)  # fmt: skip
+    assert "| Zudecken-maskable_ppo | 40 |" in out and "against greedy" in out
+    run(python, ["-m", "quadrat_env.experiments.train", "--env", "quadrat_env/Quadrat-v0", "--algo",
+                 "maskable_ppo", "--timesteps", "512", "--no-progress"], user_folder)  # fmt: skip
+    assert list((user_folder / "runs" / "maskable_ppo").glob("Quadrat-seed0/*.zip"))
+
+
+def test_installed_wheel_runs_on_gymnasium_1_2(wheel, user_folder, tmp_path):
+    python = fresh_venv(tmp_path / "venv", wheel, "gymnasium==1.2.2")
+    assert "gymnasium 1.2.2 ok" in run(python, ["-c", SMOKE], user_folder)
+    # the batched env's step-by-step equivalence with SyncVectorEnv, on gymnasium 1.2
+    run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_vector.py")],
+        user_folder)  # fmt: skip
