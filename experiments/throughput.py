@@ -1,6 +1,6 @@
 """Env-steps per second, all measured in one run on this machine: single envs, vector envs, greedy, PPO.
 
-    python -m quadrat_env.experiments.throughput                # about two minutes on 2 cores
+    python -m quadrat_env.experiments.throughput                # about six minutes on 2 cores
     python -m quadrat_env.experiments.throughput --update-readme
 
 Measures, with random legal actions unless said otherwise (the action choice is inside the timing):
@@ -9,8 +9,8 @@ Measures, with random legal actions unless said otherwise (the action choice is 
 * ``gym.make_vec(id, N, vectorization_mode="sync")`` and the native batched env (``gym.make_vec(id, N)``)
   at N = 64, 1024 and 4096;
 * greedy (largest group) play of 100,000 Zudecken deals on the batched env (4,000 envs x 25 deals);
-* MaskablePPO training steps/s, Zudecken's YAML hyperparameters, on SB3's DummyVecEnv path and on the
-  batched path (``--vec-env native``).
+* training steps/s of MaskablePPO and PPO on every ID: the YAML defaults (the batched env through the
+  SB3 adapter, large batches) against the 8-env DummyVecEnv configuration the committed models used.
 
 Machines are noisy, so the table gives ratios measured side by side, not just absolute numbers.
 Writes ``<out>/throughput.json`` and ``<out>/throughput.md``.
@@ -113,13 +113,19 @@ def greedy_deals(deals: int = 100_000, num_envs: int = 4000) -> dict[str, float]
     return {"deals": total, "seconds": seconds, "win_rate": wins / total, "steps": steps}
 
 
-def ppo_steps(vec_env: str, timesteps: int) -> float:
+#: The configuration the committed models were trained with: SB3's DummyVecEnv over 8 single envs.
+DUMMY8 = {"vec_env": "dummy", "n_envs": 8, "n_steps": 256, "batch_size": 512, "n_epochs": 4}
+
+
+def ppo_steps(env_id: str, algo: str, timesteps: int, overrides: dict[str, Any]) -> float:
+    """Training steps/s of ``algo`` on ``env_id``: the YAML's config, with ``overrides``."""
     import tempfile
 
     from quadrat_env.experiments.train import load_hyperparams, train
 
-    config = {"env_id": ZU, "algo": "maskable_ppo", "seed": 0, **load_hyperparams("maskable_ppo", ZU)}
-    config.update(n_timesteps=timesteps, vec_env=vec_env)
+    config = {"env_id": env_id, "algo": algo, "seed": 0, **load_hyperparams(algo, env_id), **overrides}
+    # at least two rollouts, so the measurement includes the learner's updates
+    config["n_timesteps"] = max(timesteps, 2 * config["n_envs"] * config["n_steps"])
     with tempfile.TemporaryDirectory() as tmp:
         return float(train(config, Path(tmp), progress=False)["steps_per_second"])
 
@@ -137,8 +143,11 @@ def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, 
                 tasks.append((label, lambda e=env_id, n=n, m=mode: vector_env(e, n, m, seconds)))
     tasks.append(("greedy 100k Zudecken deals", greedy_deals))
     if ppo_timesteps:
-        for vec in ("dummy", "native"):
-            tasks.append((f"maskable_ppo {vec}", lambda v=vec: ppo_steps(v, ppo_timesteps)))
+        for env_id in quadrat_env.ENV_IDS:
+            for algo in ("maskable_ppo", "ppo"):
+                for config, overrides in (("default", {}), ("dummy8", DUMMY8)):
+                    tasks.append((f"train {algo} {env_id} {config}",
+                                  lambda e=env_id, a=algo, o=overrides: ppo_steps(e, a, ppo_timesteps, o)))
     results: dict[str, Any] = {}
     bar = tqdm(tasks, unit="task", disable=None if progress else True)
     for label, task in bar:
@@ -171,19 +180,24 @@ def table(r: dict[str, Any]) -> str:
     lines += ["", f"Greedy (largest group) over {g['deals']:,} Zudecken deals on the batched env: "
               f"**{g['seconds']:.2f} s** ({g['steps'] / g['seconds']:,.0f} env-steps/s), "
               f"win rate {g['win_rate']:.2%}."]  # fmt: skip
-    if "maskable_ppo dummy" in r:
-        d, n = r["maskable_ppo dummy"], r["maskable_ppo native"]
-        lines.append(
-            "MaskablePPO training on Zudecken (8 envs, n_steps 256, batch 512, 4 epochs): "
-            f"DummyVecEnv {d:,.0f} steps/s, batched env {n:,.0f} steps/s ({n / d:.2f}x)."
-        )
+    if any(key.startswith("train ") for key in r):
+        lines += ["", "Training steps/s (SB3 / sb3-contrib, 2 cores): the YAML defaults (batched env, "
+                  "1,024 envs x 16 steps, batch 4,096, 4 epochs) against the configuration the committed "
+                  "models were trained with (DummyVecEnv, 8 envs x 256 steps, batch 512, 4 epochs), "
+                  "in the same run:", "",
+                  "| env | algorithm | default | DummyVecEnv x8 | speed-up |", "|---|---|---:|---:|---:|"]
+        for env_id in quadrat_env.ENV_IDS:
+            for algo in ("maskable_ppo", "ppo"):
+                new, old = r[f"train {algo} {env_id} default"], r[f"train {algo} {env_id} dummy8"]
+                name = env_id.split("/")[1]
+                lines.append(f"| {name} | {algo} | {new:,.0f} | {old:,.0f} | **{new / old:.1f}x** |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=1.5, help="time per env-steps measurement")
-    p.add_argument("--ppo-timesteps", type=int, default=32768, help="per PPO measurement; 0 skips it")
+    p.add_argument("--ppo-timesteps", type=int, default=65536, help="per training measurement; 0 skips it")
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--update-readme", action="store_true")
     args = p.parse_args(argv)

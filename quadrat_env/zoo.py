@@ -31,12 +31,26 @@ CONFIGS = {ALGO: "maskable_ppo.yml", "ppo": "ppo.yml"}
 USAGE = "usage: python -m quadrat_env.zoo {train,enjoy,record_video} [rl-zoo3 arguments]"
 
 
+#: Keys of the project's YAML that the zoo has no use for (it picks its own VecEnv: ``--vec-env``).
+PROJECT_KEYS = ("vec_env",)
+
+
 def shipped_config(algo: str) -> str | None:
-    """Path of the project's hyperparameter YAML for a zoo algorithm name, if it ships one."""
+    """The project's hyperparameters for a zoo algorithm name, as a YAML file the zoo reads (keyed
+    by env ID, without the project-only keys), or None if the project ships none for it."""
+    import tempfile
+
+    import yaml
+
     name = CONFIGS.get(algo)
     if name is None:
         return None
-    return str(resources.files("quadrat_env.experiments") / "hyperparams" / name)
+    table = yaml.safe_load((resources.files("quadrat_env.experiments") / "hyperparams" / name).read_text())
+    zoo = {env_id: {k: v for k, v in entry.items() if k not in PROJECT_KEYS}
+           for env_id, entry in table.items() if env_id != "default"}  # fmt: skip
+    with tempfile.NamedTemporaryFile("w", suffix=f"-{name}", delete=False) as f:
+        yaml.safe_dump(zoo, f, sort_keys=False)
+    return f.name
 
 
 def install() -> None:

@@ -43,7 +43,7 @@ def test_doc_script_trains_with_masks_and_no_illegal_action(page, args, tmp_path
 def test_rl_zoo3_trains_evaluates_and_plays_ppo_mask_with_masks(tmp_path):
     run(["-m", "quadrat_env.zoo", "train", "--algo", "ppo_mask", "--env", ZU, "-n", "4096",
          "--eval-freq", "2048", "--eval-episodes", "10", "-f", "logs", "--hyperparams", "n_envs:4",
-         "n_steps:256"], tmp_path)  # fmt: skip
+         "n_steps:256", "batch_size:512"], tmp_path)  # the project's YAML, smaller rollouts; fmt: skip
     (run_dir,) = (tmp_path / "logs" / "ppo_mask").iterdir()
     evaluations = np.load(run_dir / "evaluations.npz")
     # unmasked, a fresh policy repeats illegal actions: 200 steps and a negative return per episode
