@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -62,7 +63,9 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
-    torch.set_num_threads(1)  # small MLPs: one thread is faster than two fighting for 2 cores
+    # small batches: one thread beats two fighting over 2 cores; big batches gain from every core
+    # (Zudecken MaskablePPO, 1,024 envs x 16, batch 4,096: 18k steps/s on one thread, 24k on two)
+    torch.set_num_threads(1 if int(config.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1))
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
