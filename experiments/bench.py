@@ -31,7 +31,7 @@ from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import PlannerAgent
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.experiments.benchmark import MODELS
-from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
+from quadrat_env.experiments.parallel import RAY_MISSING, WorkerFailed, ray_available, run_tasks
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
@@ -129,9 +129,13 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
                    help="deal i is reset(seed=SEED_START + i); default: the held-out benchmark deals")
     p.add_argument("--baselines", nargs="*", choices=("greedy", "planner"), default=["greedy", "planner"])
     p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS")
     p.add_argument("--out", type=Path, default=Path("results/bench"))
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.ray is not None and not ray_available():
+        p.error(RAY_MISSING)
     env_id = names.get(args.env, args.env)
     if env_id not in env_ids():
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
@@ -151,10 +155,10 @@ def main(argv: list[str] | None = None) -> int:
     deals = range(args.seed_start, args.seed_start + args.deals)
     mine = ("model", str(args.model), args.algo) if args.model else ("agent", args.agent)
     players = [mine] + [("agent", base) for base in args.baselines if base != args.name]
-    progress = not args.no_progress and args.jobs == 1  # bars from several processes would garble
+    progress = not args.no_progress and args.jobs == 1 and args.ray is None  # several bars would garble
     try:
         results = list(run_tasks(partial(play, env_id=env_id, deals=deals, progress=progress), players,
-                                 args.jobs, describe=lambda who: f"playing {who[1]}"))  # fmt: skip
+                                 args.jobs, describe=lambda who: f"playing {who[1]}", ray=args.ray))  # fmt: skip
     except WorkerFailed as err:
         print(f"quadrat-bench: {err}", file=sys.stderr)
         return 1

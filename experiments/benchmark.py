@@ -26,7 +26,7 @@ from quadrat_env.agents.evaluate import write_deals
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
+from quadrat_env.experiments.parallel import RAY_MISSING, WorkerFailed, ray_available, run_tasks
 
 from quadrat_env import seeds
 from quadrat_env.registry import env_ids, spec_for
@@ -103,11 +103,11 @@ def _describe(task: tuple[Any, ...]) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     todo = [t for env_id in args.env or env_ids() for t in tasks(env_id, args)]
-    if args.jobs > 1:
+    if args.jobs > 1 or args.ray is not None:
         args.no_progress = True  # bars from several processes would garble the terminal
     # the last env's agents (Quadrille: the longest episodes) go first, for an even load;
     # the rows keep the table's order
-    rows = list(run_tasks(partial(run_task, args=args), todo[::-1], args.jobs, _describe))[::-1]
+    rows = list(run_tasks(partial(run_task, args=args), todo[::-1], args.jobs, _describe, ray=args.ray))[::-1]
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
             "rows": rows, "learned": learned_summary(rows)}  # fmt: skip
@@ -192,10 +192,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", type=Path, default=MODELS)
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--jobs", type=int, default=1, help="envs evaluated in parallel processes")
+    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS")
     p.add_argument("--update-readme", action="store_true")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if args.ray is not None and not ray_available():
+        p.error(RAY_MISSING)
     args.solver_deals = args.solver_deals or args.deals
     if min(args.deals, args.solver_deals, args.planner_samples, args.jobs) < 1 or args.planner_deals < 0:
         p.error("--deals, --solver-deals, --planner-samples and --jobs must be >= 1, --planner-deals >= 0")

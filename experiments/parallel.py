@@ -1,4 +1,10 @@
-"""Tasks on worker processes that end with one clear error, never a hang, when a worker fails."""
+"""Tasks on worker processes (or Ray) that end with one clear error, never a hang, when one fails.
+
+``jobs`` local processes, or with ``ray`` set, Ray tasks: ``ray="local"`` starts a local Ray
+instance with ``jobs`` CPUs, any other string is the address of a cluster to join
+(``ray://head:10001`` or ``auto``). Results come back in task order either way, so a run's output
+does not depend on where its tasks ran.
+"""
 
 from __future__ import annotations
 
@@ -13,12 +19,59 @@ class WorkerFailed(RuntimeError):
     """A task failed (or its worker process died); the other tasks were cancelled."""
 
 
+RAY_MISSING = "--ray needs Ray: pip install 'quadrat-env[ray]' (or pip install ray)"
+
+
+def ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address: str,
+                describe: Callable[[Any], str]) -> Iterator[Any]:  # fmt: skip
+    try:
+        import ray
+    except ImportError:
+        raise WorkerFailed(RAY_MISSING) from None
+    started = not ray.is_initialized()
+    if started:
+        local = address == "local"
+        ray.init(address=None if local else address, num_cpus=jobs if local else None,
+                 include_dashboard=False, log_to_driver=False, configure_logging=False)  # fmt: skip
+    remote = ray.remote(_call)
+    try:
+        refs = [remote.remote(fn, task) for task in tasks]
+        for task, ref in zip(tasks, refs, strict=True):
+            try:
+                yield ray.get(ref)
+            except Exception as err:
+                for other in refs:
+                    ray.cancel(other)
+                cause = getattr(err, "cause", None) or err
+                raise WorkerFailed(f"{describe(task)} failed in a Ray task: {type(cause).__name__}: "
+                                   f"{cause}") from err  # fmt: skip
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _call(fn: Callable[..., Any], task: Any) -> Any:
+    return fn(task)
+
+
 def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
-              describe: Callable[[Any], str] = repr) -> Iterator[Any]:  # fmt: skip
-    """``fn(task)`` for each task, results in task order; on ``jobs`` processes when ``jobs > 1``.
+              describe: Callable[[Any], str] = repr, ray: str | None = None) -> Iterator[Any]:  # fmt: skip
+    """``fn(task)`` for each task, results in task order; on ``jobs`` processes when ``jobs > 1``,
+    or as Ray tasks when ``ray`` is set (see the module docstring).
 
     The first failure cancels what has not started and raises :class:`WorkerFailed` naming the task.
     """
+    if ray is not None:
+        yield from _run_on_ray(fn, tasks, jobs, ray, describe)
+        return
     if jobs <= 1:
         for task in tasks:
             try:

@@ -177,6 +177,18 @@ def test_illegal_action_penalised_leaves_state():
     assert np.array_equal(info["action_mask"], info2["action_mask"])
 
 
+def test_illegal_action_ends_the_episode_when_asked():
+    env = gym.make("quadrat_env/Zudecken-v0", illegal_action="end")
+    obs, _ = env.reset(options={"deck": deck_starting("7C 7D 2H 9S")})
+    before = env.unwrapped.state
+    obs2, reward, terminated, truncated, info = env.step(5)  # (2,3) = 2H 9S do not match
+    assert reward == -0.01 and terminated and not truncated
+    assert info["illegal_action"] and not info["won"] and info["cards_left"] == 32
+    assert env.unwrapped.state == before and np.array_equal(obs, obs2) and not info["action_mask"].any()
+    with pytest.raises(RuntimeError, match="after the episode ended"):
+        env.step(0)
+
+
 def test_illegal_action_raises_when_asked():
     env = gym.make("quadrat_env/Quadrille-v0", illegal_action="raise")
     env.reset(seed=0)

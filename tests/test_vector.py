@@ -54,6 +54,7 @@ def random_actions(rng: np.random.Generator, masks: np.ndarray, illegal_share: f
         (ZU, {"reward_mode": "dense"}, 300),
         ("quadrat_env/Quadrille-v0", {"reward_mode": "dense", "redeals": 1}, 1500),
         ("quadrat_env/Quadrat-v0", {"max_episode_steps": 4}, 100),  # truncations
+        (ZU, {"illegal_action": "end"}, 300),  # an illegal action ends the episode
     ],
 )
 def test_batched_env_matches_single_envs_step_by_step(env_id, kwargs, steps):

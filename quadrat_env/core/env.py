@@ -26,7 +26,9 @@ REWARD_MODES = ("sparse", "dense")
 _INT_TYPES = frozenset(
     {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64}
 )
-ILLEGAL_MODES = ("penalize", "raise")
+#: What an illegal action does: "penalize" (-illegal_penalty, nothing changes), "end" (the same, and
+#: the episode ends, lost: plain PPO learns legality fast this way), "raise" (IllegalMove).
+ILLEGAL_MODES = ("penalize", "end", "raise")
 
 
 def _installed(module: str) -> bool:
@@ -153,9 +155,13 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
                     f"{self.game.name}: action {a} is not legal now; legal actions: "
                     f"{np.flatnonzero(self._mask).tolist()}"
                 )
+            ends = self.illegal_action == "end"
+            if ends:
+                self._over = True
+                self._mask[:] = 0
             info = self._info()
             info["illegal_action"] = True
-            return self._obs.copy(), -self.illegal_penalty, False, self._tick(), info
+            return self._obs.copy(), -self.illegal_penalty, ends, self._tick(), info
         if a == self.end_action:
             self._over = True
             self._mask[:] = 0

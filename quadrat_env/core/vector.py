@@ -152,6 +152,9 @@ class PatienceVectorEnv(VectorEnv):
         rewards[illegal] = -self.single.illegal_penalty
         terminated = np.zeros(n, dtype=bool)
         won = np.zeros(n, dtype=bool)
+        if self.single.illegal_action == "end":
+            terminated |= illegal
+            self.masks[illegal] = 0
         play = live & legal
         ends = play & (acts == self.end_action) if self.end_action is not None else np.zeros(n, bool)
         self.masks[ends] = 0

@@ -82,13 +82,14 @@ _DOC = """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until 
     `gym.make("quadrat_env/Quadrat-v0")` (32 cards) or `"quadrat_env/Quadrat52-v0"` (52), with
     `n_cards` (32 or 52) and
     `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
-    `illegal_action` ("penalize" or "raise" an `IllegalMove`), `illegal_penalty` (>= 0).
+    `illegal_action` ("penalize"; "end": also terminates the episode, lost; or "raise" an
+    `IllegalMove`), `illegal_penalty` (>= 0).
     `reset(seed=...)` shuffles with `self.np_random`; `reset(options={{"deck": [...]}})` replays a deal
     given as card codes, index 0 dealt first. `info["action_mask"]` (int8) and `action_masks()`
     (bool) give the legal actions.
 
     ## Version History
-    * v0: initial version.
+    * v0: initial version (later additions that change no default: `illegal_action="end"`).
     """
 
 

@@ -1,0 +1,38 @@
+"""Ray runs the same tasks as local processes, deal for deal (a local 2-CPU Ray instance)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from quadrat_env.experiments import benchmark
+from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
+
+SMALL = ["--deals", "60", "--planner-deals", "4", "--planner-samples", "4", "--env", "quadrat_env/Quadrat-v0",
+         "--env", "quadrat_env/Zudecken-v0", "--no-plots", "--no-progress"]  # fmt: skip
+
+
+def rows(folder) -> list[dict]:
+    """The benchmark rows without their timings."""
+    data = json.loads((folder / "benchmark.json").read_text())
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in data["rows"]]
+
+
+def test_a_small_benchmark_on_ray_equals_the_local_run(tmp_path):
+    assert benchmark.main([*SMALL, "--out", str(tmp_path / "local")]) == 0
+    assert benchmark.main([*SMALL, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray"]) == 0
+    assert rows(tmp_path / "ray") == rows(tmp_path / "local")
+    for csv in (tmp_path / "local" / "deals").glob("*.csv"):  # every agent's per-deal outcomes
+        assert (tmp_path / "ray" / "deals" / csv.name).read_text() == csv.read_text()
+
+
+def _fail(task: int) -> int:
+    if task == 2:
+        raise ValueError("bad task")
+    return task
+
+
+def test_a_failing_ray_task_is_one_clear_error():
+    with pytest.raises(WorkerFailed, match="task 2 failed in a Ray task: ValueError: bad task"):
+        list(run_tasks(_fail, [1, 2, 3], 2, describe=lambda t: f"task {t}", ray="local"))
