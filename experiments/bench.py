@@ -157,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     players = [mine] + [("agent", base) for base in args.baselines if base != args.name]
     progress = not args.no_progress and args.jobs == 1 and args.ray is None  # several bars would garble
     try:
-        results = list(run_tasks(partial(play, env_id=env_id, deals=deals, progress=progress), players,
-                                 args.jobs, describe=lambda who: f"playing {who[1]}", ray=args.ray))  # fmt: skip
+        task = partial(play, env_id=env_id, deals=deals, progress=progress)
+        results = list(run_tasks(task, players, args.jobs, lambda who: f"playing {who[1]}", ray=args.ray))
     except WorkerFailed as err:
         print(f"quadrat-bench: {err}", file=sys.stderr)
         return 1
