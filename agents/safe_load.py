@@ -122,7 +122,7 @@ def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, A
         if key == "policy_class":
             custom[key] = cls.policy_aliases["MlpPolicy"]
         elif key in ("observation_space", "action_space"):
-            custom[key] = getattr(env, key)
+            custom[key] = _space(env, key, field)
             _check_space(path, key, field, custom[key], env_id)
         elif key in ("rollout_buffer_class", "replay_buffer_class"):
             custom[key] = None  # the algorithm picks its own
@@ -140,6 +140,17 @@ def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, A
                                   "unpickling it would run code from the file. Load it with trust=True only "
                                   "if you trust whoever made it")  # fmt: skip
     return custom
+
+
+def _space(env: gym.Env, key: str, field: dict[str, Any]) -> Any:
+    """The env's space; for a model that observes the mask too (``observe_mask``), that layout."""
+    from quadrat_env.wrappers import mask_observation_space
+
+    space, n = getattr(env, key), int(env.action_space.n)  # type: ignore[attr-defined]
+    shape = field.get("_shape")
+    if key == "observation_space" and shape is not None and tuple(shape) == (space.shape[0] + n,):
+        return mask_observation_space(space, n)
+    return space
 
 
 def _check_space(path: Any, key: str, field: dict[str, Any], space: Any, env_id: str) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 from quadrat_env.agents.base import Agent
 
+from quadrat_env.wrappers import observe_mask
+
 
 class SB3Agent(Agent):
     """A saved SB3 / sb3-contrib model. MaskablePPO gets the masks; the others play without them,
@@ -14,6 +16,12 @@ class SB3Agent(Agent):
 
     def __init__(self, model: object, name: str, masked: bool) -> None:
         self.model, self.name, self.masked = model, name, masked
+        space = getattr(model, "observation_space", None)
+        n = getattr(getattr(model, "action_space", None), "n", 0)
+        # a model trained with observe_mask sees the mask after the observation (VecMaskObservation)
+        self.observes_mask = space is not None and n and getattr(space, "high", None) is not None and bool(
+            space.shape[0] > n and (space.high[-n:] == 1).all() and (space.low[-n:] == 0).all()
+        )
 
     @classmethod
     def load(cls, path: str | Path, algo: str, env_id: str, name: str | None = None,
@@ -28,6 +36,10 @@ class SB3Agent(Agent):
 
     def predict(self, observation, state=None, episode_start=None, deterministic=False,
                 action_masks=None):  # fmt: skip
+        if self.observes_mask:
+            if action_masks is None:
+                raise ValueError(f"{self.name} observes the mask: pass action_masks= (env.action_masks())")
+            observation = observe_mask(np.asarray(observation), np.asarray(action_masks))
         if self.masked:
             if action_masks is None:
                 raise ValueError("MaskablePPO needs action_masks= (env.action_masks())")

@@ -25,7 +25,7 @@ from quadrat_env.registry import short_name as env_name
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
-RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env")
+RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env", "observe_mask")
 VEC_ENVS = ("dummy", "native")
 
 
@@ -81,6 +81,10 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
         venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
                             env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
                             monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
+    if config.get("observe_mask"):  # the policy sees the legal actions as input (plain PPO)
+        from quadrat_env.sb3 import VecMaskObservation
+
+        venv = VecMaskObservation(venv)
     algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
     # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)

@@ -22,10 +22,11 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
 from quadrat_env.core.vector import INFO_KEYS, PatienceVectorEnv
+from quadrat_env.wrappers import mask_observation_space, observe_mask
 
 _STEP_KEYS = tuple(k for k in INFO_KEYS if k != "action_mask")  # masks come via action_masks()
 
@@ -105,6 +106,30 @@ class SB3VecEnv(VecEnv):
         if indices is None:
             return range(self.num_envs)
         return [indices] if isinstance(indices, int) else indices
+
+
+class VecMaskObservation(VecEnvWrapper):
+    """The legal-action mask appended to the observation, for a policy without action masking
+    (plain PPO) that should learn legality from what it sees. Any SB3 ``VecEnv`` whose envs have
+    ``action_masks()`` (``DummyVecEnv`` over ``gym.make`` envs, :class:`SB3VecEnv`)."""
+
+    def __init__(self, venv: VecEnv) -> None:
+        n = int(venv.action_space.n)  # type: ignore[attr-defined]
+        super().__init__(venv, observation_space=mask_observation_space(venv.observation_space, n))
+
+    def _masks(self) -> np.ndarray:
+        return np.stack(self.venv.env_method("action_masks"))
+
+    def reset(self) -> np.ndarray:
+        return observe_mask(self.venv.reset(), self._masks())
+
+    def step_wait(self) -> VecEnvStepReturn:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        for info in infos:  # an ended episode takes no more actions: its last mask is all zero
+            if "terminal_observation" in info:
+                last = info["terminal_observation"]
+                info["terminal_observation"] = observe_mask(last, np.zeros(self.action_space.n))
+        return observe_mask(obs, self._masks()), rewards, dones, infos
 
 
 def make_sb3_vec_env(env_id: str, n_envs: int, seed: int | None = None, **env_kwargs: Any) -> SB3VecEnv:

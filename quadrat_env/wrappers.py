@@ -108,3 +108,16 @@ class VectorActionMaskObservation(VectorWrapper):
     def step(self, actions: Any) -> tuple[Any, ...]:
         obs, rewards, terminated, truncated, info = self.env.step(actions)
         return self._wrap(obs, info), rewards, terminated, truncated, info
+
+
+def mask_observation_space(obs_space: spaces.Box, n_actions: int) -> spaces.Box:
+    """The flat observation followed by the legal-action mask (0/1): what a policy that sees the mask
+    as input, such as plain PPO trained with ``observe_mask``, observes."""
+    low = np.concatenate([np.broadcast_to(obs_space.low, obs_space.shape), np.zeros(n_actions)])
+    high = np.concatenate([np.broadcast_to(obs_space.high, obs_space.shape), np.ones(n_actions)])
+    return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+
+def observe_mask(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """``obs`` (one or a batch) with its mask appended, as :func:`mask_observation_space` lays out."""
+    return np.concatenate([obs, np.asarray(masks, dtype=np.float32)], axis=-1).astype(np.float32)

@@ -60,3 +60,30 @@ def test_adapter_rejects_other_envs():
 
     with pytest.raises(TypeError, match="batched env"):
         SB3VecEnv(gym.make_vec(ZU, num_envs=2, vectorization_mode="sync"))
+
+
+def test_mask_observation_appends_the_current_masks_and_plain_ppo_plays_from_it(tmp_path):
+    from quadrat_env.agents.evaluate import evaluate
+    from quadrat_env.agents.sb3_agent import SB3Agent
+    from stable_baselines3 import PPO
+
+    from quadrat_env.sb3 import VecMaskObservation
+
+    zu = "quadrat_env/Zudecken-v0"
+    venv = VecMaskObservation(make_sb3_vec_env(zu, n_envs=4, seed=0, illegal_action="end"))
+    obs = venv.reset()
+    assert obs.shape == (4, 269 + 12) and venv.observation_space.contains(obs[0])
+    for _ in range(60):
+        masks = np.stack(venv.env_method("action_masks"))
+        assert np.array_equal(obs[:, 269:], masks.astype(np.float32))
+        actions = np.where(np.random.default_rng(0).random(4) < 0.1, 0, masks.argmax(axis=1))
+        obs, _, dones, infos = venv.step(actions)
+        for i in np.flatnonzero(dones):  # the last observation: its mask is all zero
+            last = infos[i]["terminal_observation"]
+            assert last.shape == (281,) and not last[269:].any()
+    model = PPO("MlpPolicy", venv, n_steps=16, batch_size=64, seed=0, device="cpu")
+    model.learn(128).save(tmp_path / "m.zip")
+    agent = SB3Agent.load(tmp_path / "m.zip", "ppo", zu)  # safe loading knows the wider observation
+    assert agent.observes_mask and not agent.masked
+    summary, _ = evaluate(zu, agent, range(20), progress=False)
+    assert summary.episodes == 20
