@@ -14,14 +14,10 @@ class SB3Agent(Agent):
     """A saved SB3 / sb3-contrib model. MaskablePPO gets the masks; the others play without them,
     so their illegal actions reach the env (and are counted by the evaluation)."""
 
-    def __init__(self, model: object, name: str, masked: bool) -> None:
+    def __init__(self, model: object, name: str, masked: bool, observes_mask: bool = False) -> None:
         self.model, self.name, self.masked = model, name, masked
-        space = getattr(model, "observation_space", None)
-        n = getattr(getattr(model, "action_space", None), "n", 0)
         # a model trained with observe_mask sees the mask after the observation (VecMaskObservation)
-        self.observes_mask = space is not None and n and getattr(space, "high", None) is not None and bool(
-            space.shape[0] > n and (space.high[-n:] == 1).all() and (space.low[-n:] == 0).all()
-        )
+        self.observes_mask = observes_mask
 
     @classmethod
     def load(cls, path: str | Path, algo: str, env_id: str, name: str | None = None,
@@ -32,7 +28,13 @@ class SB3Agent(Agent):
 
         if algo not in ALGOS:
             raise ValueError(f"algo must be one of {list(ALGOS)}, got {algo!r}")
-        return cls(load_model(path, algo, env_id, trust=trust), name or algo, masked=algo == "maskable_ppo")
+        import gymnasium as gym
+
+        model = load_model(path, algo, env_id, trust=trust)
+        env = gym.make(env_id)
+        wider = env.observation_space.shape[0] + int(env.action_space.n)  # type: ignore[index, attr-defined]
+        return cls(model, name or algo, masked=algo == "maskable_ppo",
+                   observes_mask=model.observation_space.shape[0] == wider)  # fmt: skip
 
     def predict(self, observation, state=None, episode_start=None, deterministic=False,
                 action_masks=None):  # fmt: skip

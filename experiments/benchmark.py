@@ -86,9 +86,14 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
         agent, deals = PlannerAgent(env_id, samples=args.planner_samples, seed=0), args.planner_deals
     else:
         agent, extra = SB3Agent.load(task[3], kind, env_id), {"algo": kind, "train_seed": task[2]}
-    # 128 deals side by side: the networks predict on big batches
+        import torch
+
+        torch.set_num_threads(1)  # one per worker: two threads in each of two workers fight for 2 cores
+    # deals side by side, so the networks predict on big batches (a deterministic agent's results do
+    # not depend on how many; the random agent's draws do, so it keeps the 128 it was measured with)
+    n_envs = 1024 if "algo" in extra else 128
     summary, episodes = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
-                                 progress=not args.no_progress, n_envs=128)  # fmt: skip
+                                 progress=not args.no_progress, n_envs=n_envs)  # fmt: skip
     seed_tag = f"-seed{extra['train_seed']}" if "train_seed" in extra else ""
     write_deals(args.out / "deals" / f"{env_name(env_id)}-{agent.name}{seed_tag}.csv", episodes)
     print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate
+from quadrat_env.agents.base import Agent
 from quadrat_env.agents.sb3_agent import SB3Agent
 
 import quadrat_env
@@ -38,5 +40,15 @@ def test_deterministic_results_do_not_depend_on_the_batch():
     zu = "quadrat_env/Zudecken-v0"
     results = [evaluate(zu, GreedyAgent(zu), DEALS, progress=False, n_envs=n)[1] for n in (1, 7, 300)]
     assert results[0] == results[1] == results[2]
-    stuck = evaluate(zu, SB3Agent.load(MODELS / "Zudecken-ppo.zip", "ppo", zu), DEALS[:50], progress=False)[1]
-    assert any(e.stuck for e in stuck)  # plain PPO repeats an illegal action: counted, the deal ends
+
+    class Stubborn(Agent):
+        """Plays the first illegal action there is, as an unmasked policy may."""
+
+        name = "stubborn"
+
+        def act(self, observation, mask):
+            return int(np.flatnonzero(mask == 0)[0]) if (mask == 0).any() else int(np.flatnonzero(mask)[0])
+
+    for batched in (False, True):  # a repeated illegal action is counted and ends the deal as lost
+        stuck = evaluate(zu, Stubborn(), DEALS[:50], progress=False, batched=batched)[1]
+        assert all(e.stuck and not e.won and e.illegal == 1 for e in stuck)
