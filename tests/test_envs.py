@@ -183,7 +183,7 @@ def test_illegal_action_ends_the_episode_when_asked():
     before = env.unwrapped.state
     obs2, reward, terminated, truncated, info = env.step(5)  # (2,3) = 2H 9S do not match
     assert reward == -0.01 and terminated and not truncated
-    assert info["illegal_action"] and not info["won"] and info["cards_left"] == 32
+    assert info["illegal_action"] and not info["won"] and info["cards_left"] == 52
     assert env.unwrapped.state == before and np.array_equal(obs, obs2) and not info["action_mask"].any()
     with pytest.raises(RuntimeError, match="after the episode ended"):
         env.step(0)

@@ -163,10 +163,17 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
 def test_committed_models_load_on_cpu_and_play_their_env(name):
     from quadrat_env.experiments.publish import MODELS
 
+    from quadrat_env.wrappers import mask_observation_space
+
     env_id = f"quadrat_env/{name}-v0"
     for algo in train.ALGOS:
         agent = SB3Agent.load(MODELS / f"{name}-{algo}.zip", algo, env_id)
-        assert agent.model.observation_space == gym.make(env_id).observation_space
+        env = gym.make(env_id)
+        # plain PPO sees the legal actions after the observation (ppo.yml: observe_mask)
+        expected = (mask_observation_space(env.observation_space, int(env.action_space.n))
+                    if agent.observes_mask else env.observation_space)  # fmt: skip
+        assert agent.model.observation_space == expected and agent.observes_mask == (algo == "ppo" and
+                                                                                  name != "Quadrille")
         summary, _ = evaluate(env_id, agent, range(3), progress=False)
         assert summary.episodes == 3
         if algo == "maskable_ppo":
