@@ -172,8 +172,7 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
         # plain PPO sees the legal actions after the observation (ppo.yml: observe_mask)
         expected = (mask_observation_space(env.observation_space, int(env.action_space.n))
                     if agent.observes_mask else env.observation_space)  # fmt: skip
-        assert agent.model.observation_space == expected and agent.observes_mask == (algo == "ppo" and
-                                                                                  name != "Quadrille")
+        assert agent.model.observation_space == expected and agent.observes_mask == (algo == "ppo")
         summary, _ = evaluate(env_id, agent, range(3), progress=False)
         assert summary.episodes == 3
         if algo == "maskable_ppo":
