@@ -107,6 +107,15 @@ class _Running:
     illegal: int = 0
     reward: float = 0.0
 
+    def took(self, reward: float, stuck: bool) -> None:
+        """Count one step: its reward, and whether the action was illegal."""
+        self.steps += 1
+        self.illegal += stuck
+        self.reward += float(reward)
+
+    def episode(self, won: bool, cards_left: int, stuck: bool) -> Episode:
+        return Episode(self.seed, won, cards_left, self.steps, self.illegal, self.reward, stuck)
+
 
 def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
     """Play ``seeds`` on ``envs`` side by side; results come back in the order of ``seeds``."""
@@ -129,13 +138,10 @@ def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) ->
             run = live[i]
             run.obs, reward, terminated, truncated, run.info = envs[i].step(action)
             stuck = bool(run.info.get("illegal_action"))
-            run.steps += 1
-            run.illegal += stuck
-            run.reward += float(reward)
+            run.took(reward, stuck)
             if terminated or truncated or stuck:
-                results[run.order] = Episode(run.seed, bool(run.info.get("won", False)),
-                                             int(run.info["cards_left"]), run.steps, run.illegal,
-                                             run.reward, stuck)  # fmt: skip
+                won = bool(run.info.get("won", False))
+                results[run.order] = run.episode(won, int(run.info["cards_left"]), stuck)
                 del live[i]
                 if progress is not None:
                     progress.update(1)
@@ -169,12 +175,9 @@ def _play_batched(venv: Any, agent: Agent, seeds: list[int], progress: Any) -> l
         for i in idx:
             run = live[i]
             stuck = bool(info["illegal_action"][i])
-            run.steps += 1
-            run.illegal += stuck
-            run.reward += float(rewards[i])
+            run.took(rewards[i], stuck)
             if terminated[i] or truncated[i] or stuck:
-                results[run.order] = Episode(run.seed, bool(info["won"][i]), int(info["cards_left"][i]),
-                                             run.steps, run.illegal, run.reward, stuck)  # fmt: skip
+                results[run.order] = run.episode(bool(info["won"][i]), int(info["cards_left"][i]), stuck)
                 del live[i]
                 if progress is not None:
                     progress.update(1)

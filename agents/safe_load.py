@@ -144,12 +144,11 @@ def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, A
 
 def _space(env: gym.Env, key: str, field: dict[str, Any]) -> Any:
     """The env's space; for a model that observes the mask too (``observe_mask``), that layout."""
-    from quadrat_env.wrappers import mask_observation_space
+    from quadrat_env.wrappers import mask_observation_space, sees_mask
 
-    space, n = getattr(env, key), int(env.action_space.n)  # type: ignore[attr-defined]
-    shape = field.get("_shape")
-    if key == "observation_space" and shape is not None and tuple(shape) == (space.shape[0] + n,):
-        return mask_observation_space(space, n)
+    space, shape = getattr(env, key), field.get("_shape")
+    if key == "observation_space" and shape is not None and sees_mask(shape, env):
+        return mask_observation_space(space, int(env.action_space.n))  # type: ignore[attr-defined]
     return space
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 from quadrat_env.agents.base import Agent
 
-from quadrat_env.wrappers import observe_mask
+from quadrat_env.wrappers import observe_mask, sees_mask
 
 
 class SB3Agent(Agent):
@@ -31,10 +31,8 @@ class SB3Agent(Agent):
         import gymnasium as gym
 
         model = load_model(path, algo, env_id, trust=trust)
-        env = gym.make(env_id)
-        wider = env.observation_space.shape[0] + int(env.action_space.n)  # type: ignore[index, attr-defined]
         return cls(model, name or algo, masked=algo == "maskable_ppo",
-                   observes_mask=model.observation_space.shape[0] == wider)  # fmt: skip
+                   observes_mask=sees_mask(model.observation_space.shape, gym.make(env_id)))  # fmt: skip
 
     def predict(self, observation, state=None, episode_start=None, deterministic=False,
                 action_masks=None):  # fmt: skip

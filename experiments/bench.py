@@ -31,7 +31,7 @@ from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import PlannerAgent
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.experiments.benchmark import MODELS
-from quadrat_env.experiments.parallel import RAY_MISSING, WorkerFailed, ray_available, run_tasks
+from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
@@ -129,13 +129,11 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
                    help="deal i is reset(seed=SEED_START + i); default: the held-out benchmark deals")
     p.add_argument("--baselines", nargs="*", choices=("greedy", "planner"), default=["greedy", "planner"])
     p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
-    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                   help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS")
+    add_ray_argument(p)
     p.add_argument("--out", type=Path, default=Path("results/bench"))
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    if args.ray is not None and not ray_available():
-        p.error(RAY_MISSING)
+    check_ray_argument(p, args)
     env_id = names.get(args.env, args.env)
     if env_id not in env_ids():
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")

@@ -26,7 +26,7 @@ from quadrat_env.agents.evaluate import write_deals
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments.parallel import RAY_MISSING, WorkerFailed, ray_available, run_tasks
+from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
 from quadrat_env.registry import env_ids, spec_for
@@ -197,14 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", type=Path, default=MODELS)
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--jobs", type=int, default=1, help="envs evaluated in parallel processes")
-    p.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                   help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS")
+    add_ray_argument(p)
     p.add_argument("--update-readme", action="store_true")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    if args.ray is not None and not ray_available():
-        p.error(RAY_MISSING)
+    check_ray_argument(p, args)
     args.solver_deals = args.solver_deals or args.deals
     if min(args.deals, args.solver_deals, args.planner_samples, args.jobs) < 1 or args.planner_deals < 0:
         p.error("--deals, --solver-deals, --planner-samples and --jobs must be >= 1, --planner-deals >= 0")

@@ -22,6 +22,18 @@ class WorkerFailed(RuntimeError):
 RAY_MISSING = "--ray needs Ray: pip install 'quadrat-env[ray]' (or pip install ray)"
 
 
+def add_ray_argument(parser: Any) -> None:
+    """``--ray [ADDRESS]`` on a command that runs its work through :func:`run_tasks`."""
+    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                        help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS")
+
+
+def check_ray_argument(parser: Any, args: Any) -> None:
+    """Without Ray installed, ``--ray`` is one clear line and exit status 2."""
+    if args.ray is not None and not ray_available():
+        parser.error(RAY_MISSING)
+
+
 def ray_available() -> bool:
     try:
         import ray  # noqa: F401

@@ -118,6 +118,12 @@ def mask_observation_space(obs_space: spaces.Box, n_actions: int) -> spaces.Box:
     return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
 
+def sees_mask(shape: tuple[int, ...], env: gym.Env) -> bool:
+    """Whether an observation of ``shape`` is ``env``'s with the mask appended (an ``observe_mask`` model)."""
+    n = int(env.action_space.n)  # type: ignore[attr-defined]
+    return tuple(shape) == (env.observation_space.shape[0] + n,)  # type: ignore[index]
+
+
 def observe_mask(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """``obs`` (one or a batch) with its mask appended, as :func:`mask_observation_space` lays out."""
     return np.concatenate([obs, np.asarray(masks, dtype=np.float32)], axis=-1).astype(np.float32)
