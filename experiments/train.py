@@ -5,6 +5,12 @@
 Each run gets a folder (default ``runs/<algo>/<Name>-seed<k>``) holding the resolved config
 (``config.yml``), Monitor logs (``monitor/``), TensorBoard logs (``tb/``) and the model
 (``model.zip``). SB3's progress bar shows while it trains; a summary line ends the run.
+
+``--eval-every STEPS`` plays ``--eval-deals`` validation deals (never the benchmark's) deterministically
+every STEPS steps and appends the win rate with its Wilson interval to ``curve.csv``: the learning
+curve. The YAML key ``features: zudecken`` gives the policy
+:class:`quadrat_env.agents.features.ZudeckenFeatures` (the only named extractor; nothing is imported
+by name from the YAML).
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from quadrat_env.registry import short_name as env_name
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
-RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env", "observe_mask")
+EVAL_KEYS = ("eval_every", "eval_deals")
+RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env", "observe_mask", "features")
 VEC_ENVS = ("dummy", "native")
 
 
@@ -49,6 +56,8 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
         hp["n_envs"] = args.n_envs
     if args.vec_env is not None:
         hp["vec_env"] = args.vec_env
+    if args.eval_every is not None:
+        hp["eval_every"], hp["eval_deals"] = args.eval_every, args.eval_deals
     if args.init is not None:
         if not args.init.is_file():
             raise ValueError(f"--init {args.init}: no such model file")
@@ -85,7 +94,9 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
         from quadrat_env.sb3 import VecMaskObservation
 
         venv = VecMaskObservation(venv)
-    algo_kwargs = {k: v for k, v in config.items() if k not in (*RUN_KEYS, "env_id", "algo", "seed")}
+    skip = (*RUN_KEYS, *EVAL_KEYS, "env_id", "algo", "seed")
+    algo_kwargs = {k: v for k, v in config.items() if k not in skip}
+    algo_kwargs["policy_kwargs"] = _policy_kwargs(config)
     cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
     # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)
     init = load_model(config["init"], config["algo"], config["env_id"]) if config.get("init") else None
@@ -96,13 +107,30 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
     if init is not None:
         model.policy.load_state_dict(init.policy.state_dict())
     start = time.perf_counter()
-    model.learn(total_timesteps=config["n_timesteps"], progress_bar=progress)
+    callback = None
+    if config.get("eval_every"):
+        from quadrat_env.experiments.curve import CurveCallback
+
+        callback = CurveCallback(config, run_dir / "curve.csv")
+    model.learn(total_timesteps=config["n_timesteps"], progress_bar=progress, callback=callback)
     seconds = time.perf_counter() - start
     model.save(run_dir / "model.zip")
     summary = {"seconds": round(seconds, 1), "steps": config["n_timesteps"],
                "steps_per_second": round(config["n_timesteps"] / seconds)}  # fmt: skip
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def _policy_kwargs(config: dict[str, Any]) -> dict[str, Any]:
+    kwargs = dict(config.get("policy_kwargs") or {})
+    features = config.get("features")
+    if features not in (None, "none", "zudecken"):
+        raise ValueError(f"features must be 'zudecken' or 'none', got {features!r}")
+    if features == "zudecken":
+        from quadrat_env.agents.features import ZudeckenFeatures
+
+        kwargs["features_extractor_class"] = ZudeckenFeatures
+    return kwargs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,13 +148,21 @@ def main(argv: list[str] | None = None) -> int:
         choices=VEC_ENVS,
         help="dummy: SB3's DummyVecEnv over gym.make envs (default); native: the batched numpy env",
     )
+    p.add_argument(
+        "--eval-every",
+        type=int,
+        metavar="STEPS",
+        help="play --eval-deals validation deals every STEPS steps; writes curve.csv",
+    )
+    p.add_argument("--eval-deals", type=int, default=2000, help="deals per curve point (default 2000)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
-    for name in ("timesteps", "n_envs"):
+    for name in ("timesteps", "n_envs", "eval_every", "eval_deals"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     try:
         config = resolve(args)
+        _policy_kwargs(config)  # a bad features name fails here, before any training
         seeds.rl_training(args.seed, int(config["n_envs"]))  # refuses seeds that reach other deals
     except ValueError as err:
         p.error(str(err))

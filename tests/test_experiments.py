@@ -116,6 +116,37 @@ def test_training_is_reproducible_from_config_and_seed(tmp_path, algo):
     assert all(torch.equal(params[0][k], params[1][k]) for k in params[0])
 
 
+def test_curve_and_features_from_the_yaml(tmp_path):
+    """--eval-every writes one curve point per interval plus the last, each a win rate with its
+    interval on validation deals; ``features: zudecken`` gives the policy ZudeckenFeatures."""
+    import csv
+
+    from quadrat_env.agents.features import ZudeckenFeatures
+
+    hp = tmp_path / "hp.yml"
+    entry = yaml.safe_load((train.HYPERPARAMS / "zudecken_rl.yml").read_text())[ZU]
+    hp.write_text(yaml.safe_dump({ZU: {**entry, "n_envs": 8, "n_steps": 16, "batch_size": 64}}))
+    train.main(["--env", ZU, "--algo", "maskable_ppo", "--hyperparams", str(hp), "--timesteps", "256",
+                "--eval-every", "128", "--eval-deals", "20", "--out", str(tmp_path),
+                "--no-progress"])  # fmt: skip
+    folder = tmp_path / "maskable_ppo" / "Zudecken-seed0"
+    rows = list(csv.DictReader((folder / "curve.csv").open()))
+    assert [int(r["steps"]) for r in rows] == [8, 136, 256]  # at the start, every 128 steps, the end
+    for r in rows:
+        assert r["deals"] == "20" and float(r["ci_low"]) <= float(r["win_rate"]) <= float(r["ci_high"])
+    model = SB3Agent.load(folder / "model.zip", "maskable_ppo", ZU).model
+    assert isinstance(model.policy.features_extractor, ZudeckenFeatures)
+
+
+def test_train_rejects_an_unknown_features_name(tmp_path, capsys):
+    hp = tmp_path / "hp.yml"
+    hp.write_text(yaml.safe_dump({ZU: {"n_timesteps": 64, "n_envs": 1, "features": "os.system"}}))
+    with pytest.raises(SystemExit) as exc:
+        train.main(["--env", ZU, "--algo", "maskable_ppo", "--hyperparams", str(hp), "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "features must be" in capsys.readouterr().err
+    assert not (tmp_path / "maskable_ppo").exists()
+
+
 def test_fine_tuning_starts_from_the_given_model(models, tmp_path):
     init = models / "Zudecken-maskable_ppo.zip"
     train.main(["--env", ZU, "--algo", "maskable_ppo", "--timesteps", "64", "--n-envs", "1",

@@ -3,7 +3,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents.planner import PlannerAgent, settled
 
 from quadrat_env.games.quadrat.kernel import EMPTY
 
@@ -70,3 +70,28 @@ def test_planner_plays_legal_moves_to_the_end_in_every_game():
 def test_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         PlannerAgent(ZU, **kwargs)
+
+
+def test_stopping_rule():
+    # columns are moves, rows samples; True: the move still wins that sampled deal
+    same = np.array([[1, 1, 0]] * 34 + [[0, 0, 1]] * 30, dtype=bool)  # the leaders 0 and 1 never differ
+    assert settled(same)
+    close = np.array([[1, 0]] * 10 + [[0, 1]] * 8 + [[0, 0]] * 46, dtype=bool)  # 10 to 8
+    assert not settled(close)
+    clear = np.array([[1, 0]] * 20 + [[0, 1]] * 2 + [[1, 1]] * 42, dtype=bool)  # 62 to 44, 22 split
+    assert settled(clear)
+
+
+def test_adaptive_planner_samples_in_batches_within_its_budget():
+    env = gym.make(ZU)
+    seed = 0
+    while True:  # the first deal that opens with a choice
+        obs, info = env.reset(seed=seed)
+        if info["action_mask"].sum() > 1:
+            break
+        seed += 1
+    fixed = PlannerAgent(ZU, samples=256, adaptive=False, seed=0)
+    adaptive = PlannerAgent(ZU, samples=256, seed=0)
+    for agent in (fixed, adaptive):
+        agent.act(obs, info["action_mask"])
+    assert fixed.sampled == 256 and 64 <= adaptive.sampled <= 256 and adaptive.sampled % 64 == 0

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import numpy as np
 import pytest
 from conftest import always_play, deck_starting, play_from
 from quadrat_env.agents.solver import Solver, solve, solve_state
@@ -134,3 +135,31 @@ def test_command_line_times_the_reference_search():
     command = [sys.executable, "-m", "quadrat_env.agents.solver", "Zudecken", "--deals", "30", "--reference"]
     out = subprocess.run(command, capture_output=True, text=True)
     assert out.returncode == 0 and "they agree" in out.stdout
+
+
+def test_memo_generations_and_a_full_memo():
+    """The lost-position memo is a cache: a new deal forgets everything (one increment), and once
+    full it stops remembering; lookups never report a key that was not added in this deal."""
+    from quadrat_env.core.kernel import MEMO_FILL, memo_add, memo_has, memo_new_deal, new_memo
+
+    memo = new_memo()
+    memo_new_deal(memo)
+    keys = np.arange(1, MEMO_FILL + 10, dtype=np.int64) * 7919
+    for k in keys:
+        memo_add(memo, k)
+    assert all(memo_has(memo, k) for k in keys[:MEMO_FILL])
+    assert not any(memo_has(memo, k) for k in keys[MEMO_FILL:])  # not stored: the memo was full
+    assert not memo_has(memo, 3)
+    memo_new_deal(memo)
+    assert not any(memo_has(memo, k) for k in keys[:50])
+    memo_add(memo, keys[0])
+    assert memo_has(memo, keys[0]) and not memo_has(memo, keys[1])
+
+
+def test_a_memo_shared_across_deals_gives_each_deal_its_own_answer():
+    """One Solver (one memo) over many deals agrees with a fresh Solver per deal."""
+    env = gym.make("quadrat_env/Zudecken-v0").unwrapped
+    shared = Solver(env.game)
+    for seed in range(40):
+        env.reset(seed=seed)
+        assert (shared.line(env.state) is None) == (Solver(env.game).line(env.state) is None)

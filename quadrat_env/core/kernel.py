@@ -13,6 +13,8 @@ mask row ``m`` (int8) and its variant settings ``p`` (int64), each compiled with
 ``won(s, p) -> bool``       whether a finished game (no legal move) is won
 ``key(s, p) -> int``        optional: an int64 naming the position for the solver's memo
                             (equal keys must mean equally winnable positions)
+``advance(s, a, p)``        optional: ``play`` without the observation, for the solver's
+                            search (which never reads one); ``play`` should call it
 ==========================  ============================================================
 
 :func:`build` turns them into the compiled loops that the single env, the batched env, the
@@ -31,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from quadrat_env.core.jit import jit, numba
+from quadrat_env.core.jit import jit
 
 #: Positions in the ``out`` array of :meth:`Kernel.step_one`.
 OVER, WON, REMOVED, CARDS = 0, 1, 2, 3
@@ -57,10 +59,11 @@ class Kernel:
     step_rows: Callable[..., Any]
     #: ``cards_rows(S, p, out)``: cards left of every row.
     cards_rows: Callable[..., Any]
-    #: ``solve_line(s, p, order, max_moves, line) -> length or -1``: a winning line (or -1).
+    #: ``solve_line(s, p, order, max_moves, line, memo) -> length or -1``: a winning line (or -1);
+    #: ``memo`` comes from :func:`new_memo` and may be reused from deal to deal.
     solve_line: Callable[..., Any] | None = None
-    #: ``wins_after(S, moves, p, order, max_moves, wins)``: ``wins[k, i]``, does move ``moves[i]``
-    #: still win the deal ``S[k]``? (One memo per deal, shared by its moves.)
+    #: ``wins_after(S, moves, p, order, max_moves, wins, memo)``: ``wins[k, i]``, does move
+    #: ``moves[i]`` still win the deal ``S[k]``? (One memo generation per deal, shared by its moves.)
     wins_after: Callable[..., Any] | None = None
 
 
@@ -72,6 +75,7 @@ def build(
     won: Callable[..., Any],
     key: Callable[..., Any] | None = None,
     obs_size: int = 1,
+    advance: Callable[..., Any] | None = None,
 ) -> Kernel:
     """The compiled paths of a game from its row functions (already compiled with ``jit``).
 
@@ -89,9 +93,10 @@ def build(
     cards_rows = _specialize(_cards_rows, more, tag)
     solve_line = wins_after = None
     if key is not None:
-        search = _specialize(_search, more, tag)
-        solve_line = _specialize(_solve_line, {**more, "search": search}, tag)
-        wins_after = _specialize(_wins_after, {**more, "search": search}, tag)
+        more["advance"] = advance if advance is not None else _specialize(_advance_by_play, more, tag)
+        search = {"search": _specialize(_search, more, tag), "stack": _specialize(_stack, more, tag)}
+        solve_line = _specialize(_solve_line, {**more, **search}, tag)
+        wins_after = _specialize(_wins_after, {**more, **search}, tag)
     return Kernel(deal, legal, play, cards_left, won, reset_one, step_one, reset_rows, step_rows,
                   cards_rows, solve_line, wins_after)  # fmt: skip
 
@@ -164,25 +169,72 @@ def _cards_rows(S, p, out):  # noqa: ANN001, ANN202, N803
 
 
 _ENTER, _NEXT, _RETURN = 0, 1, 2
+#: Entries of the solver's memo of lost positions (a power of two), and how full it may get: it is
+#: a cache, so once full, further lost positions are simply not remembered (the search stays exact).
+MEMO_SIZE = 1 << 13
+MEMO_FILL = MEMO_SIZE * 3 // 4
 
 
-def _search(s0, p, order, max_moves, lost, line):  # noqa: ANN001, ANN202
+def new_memo() -> np.ndarray:
+    """A memo for :attr:`Kernel.solve_line` / :attr:`Kernel.wins_after`: rows [key, generation];
+    the last row holds the current generation, so starting a new deal is one increment, not a clear."""
+    return np.zeros((MEMO_SIZE + 1, 2), dtype=np.int64)
+
+
+@jit
+def _slot(k, mask):  # noqa: ANN001, ANN202
+    h = k ^ (k >> 15) ^ (k >> 31)
+    return (h * 0x5BD1E995) & mask  # int64 multiplication wraps; the low bits are mixed enough
+
+
+@jit
+def memo_new_deal(memo):  # noqa: ANN001, ANN201
+    memo[MEMO_SIZE, 0] += 1
+    memo[MEMO_SIZE, 1] = 0  # entries filled in this generation
+
+
+@jit
+def memo_has(memo, k):  # noqa: ANN001, ANN201
+    gen, mask = memo[MEMO_SIZE, 0], MEMO_SIZE - 1
+    i = _slot(k, mask)
+    while memo[i, 1] == gen:
+        if memo[i, 0] == k:
+            return True
+        i = (i + 1) & mask
+    return False
+
+
+@jit
+def memo_add(memo, k):  # noqa: ANN001, ANN201
+    gen, mask = memo[MEMO_SIZE, 0], MEMO_SIZE - 1
+    if memo[MEMO_SIZE, 1] >= MEMO_FILL:
+        return
+    i = _slot(k, mask)
+    while memo[i, 1] == gen:
+        if memo[i, 0] == k:
+            return
+        i = (i + 1) & mask
+    memo[i, 0], memo[i, 1] = k, gen
+    memo[MEMO_SIZE, 1] += 1
+
+
+def _advance_by_play(s, a, p):  # noqa: ANN001, ANN202
+    play(s, a, np.zeros(OBS_SIZE, dtype=np.float32), p)  # noqa: F821  (a game without ``advance``)
+
+
+def _search(s0, p, order, max_moves, memo, line, states, masks, tried, keys):  # noqa: ANN001, ANN202
     """Depth-first search with the stock known: a winning line from ``s0`` into ``line``, its
-    length, or -1 if the deal is lost. Moves are tried in ``order``; ``lost`` (position key ->
-    True) remembers positions proven lost and may be shared by calls on one deal."""
+    length, or -1 if the deal is lost. Moves are tried in ``order``; ``memo`` remembers positions
+    proven lost (by their ``key``) and may be shared by calls on one deal. ``states`` .. ``keys``
+    are the search's stack, allocated once by the caller."""
     n = order.shape[0]
-    states = np.empty((max_moves + 1, s0.shape[0]), dtype=np.int64)
-    masks = np.zeros((max_moves + 1, n + 1), dtype=np.int8)
-    tried = np.zeros(max_moves + 1, dtype=np.int64)
-    keys = np.zeros(max_moves + 1, dtype=np.int64)
-    scratch = np.zeros(OBS_SIZE, dtype=np.float32)  # noqa: F821  (play also updates an observation)
     states[0] = s0
     d, status, result = 0, _ENTER, False
     while True:
         if status == _ENTER:
             k = key(states[d], p)  # noqa: F821
             keys[d] = k
-            if k in lost:
+            if memo_has(memo, k):
                 result, status = False, _RETURN
             else:
                 masks[d] = 0
@@ -194,14 +246,14 @@ def _search(s0, p, order, max_moves, lost, line):  # noqa: ANN001, ANN202
             while tried[d] < n and masks[d, order[tried[d]]] == 0:
                 tried[d] += 1
             if tried[d] == n:  # every move loses: remember the position
-                lost[keys[d]] = True
+                memo_add(memo, keys[d])
                 result, status = False, _RETURN
             else:
                 move = order[tried[d]]
                 tried[d] += 1
                 line[d] = move
                 states[d + 1] = states[d]
-                play(states[d + 1], move, scratch, p)  # noqa: F821
+                advance(states[d + 1], move, p)  # noqa: F821
                 d += 1
                 status = _ENTER
         else:
@@ -213,18 +265,26 @@ def _search(s0, p, order, max_moves, lost, line):  # noqa: ANN001, ANN202
             status = _NEXT
 
 
-def _solve_line(s0, p, order, max_moves, line):  # noqa: ANN001, ANN202
-    lost = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.boolean)
-    return search(s0, p, order, max_moves, lost, line)  # noqa: F821
+def _stack(width, n, max_moves):  # noqa: ANN001, ANN202
+    """The search's stack: states, masks, moves tried and keys per depth."""
+    return (np.empty((max_moves + 1, width), dtype=np.int64), np.zeros((max_moves + 1, n + 1), dtype=np.int8),
+            np.zeros(max_moves + 1, dtype=np.int64), np.zeros(max_moves + 1, dtype=np.int64))  # fmt: skip
 
 
-def _wins_after(S0, moves, p, order, max_moves, wins):  # noqa: ANN001, ANN202, N803
+def _solve_line(s0, p, order, max_moves, line, memo):  # noqa: ANN001, ANN202
+    states, masks, tried, keys = stack(s0.shape[0], order.shape[0], max_moves)  # noqa: F821
+    memo_new_deal(memo)
+    return search(s0, p, order, max_moves, memo, line, states, masks, tried, keys)  # noqa: F821
+
+
+def _wins_after(S0, moves, p, order, max_moves, wins, memo):  # noqa: ANN001, ANN202, N803
     line = np.zeros(max_moves + 1, dtype=np.int64)
-    scratch = np.zeros(OBS_SIZE, dtype=np.float32)  # noqa: F821
+    states, masks, tried, keys = stack(S0.shape[1], order.shape[0], max_moves)  # noqa: F821
     s = np.empty(S0.shape[1], dtype=np.int64)
     for k in range(S0.shape[0]):
-        lost = numba.typed.Dict.empty(key_type=numba.types.int64, value_type=numba.types.boolean)
+        memo_new_deal(memo)  # one memo per deal, shared by its moves
         for i in range(moves.shape[0]):
             s[:] = S0[k]
-            play(s, moves[i], scratch, p)  # noqa: F821
-            wins[k, i] = search(s, p, order, max_moves, lost, line) >= 0  # noqa: F821
+            advance(s, moves[i], p)  # noqa: F821
+            found = search(s, p, order, max_moves, memo, line, states, masks, tried, keys)  # noqa: F821
+            wins[k, i] = found >= 0

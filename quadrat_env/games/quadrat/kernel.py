@@ -41,8 +41,9 @@ def state_size(pack_size: int) -> int:
 
 
 # -- the variant settings (params) -----------------------------------------------------------------
-(P_PACK, P_MATCH_RANK, P_MOVES, P_CLEAR, P_RANK_COUNTS,
- P_UNSEEN, P_STOCK, P_SUIT_MATCH, P_RANK_MATCH) = range(9)
+(P_PACK, P_MATCH_RANK, P_MOVES, P_CLEAR, P_RANK_COUNTS, P_UNSEEN, P_STOCK, P_SUIT_MATCH, P_RANK_MATCH) = (
+    range(9)
+)
 
 # -- tables, frozen into the compiled code ---------------------------------------------------------
 #: MATCH[match_rank, a, b]: cards a and b match (same suit, or with match_rank also same rank).
@@ -136,20 +137,15 @@ def legal(s, m, p):  # noqa: ANN001, ANN201
 
 
 @jit
-def play(s, a, o, p):  # noqa: ANN001, ANN201
+def advance(s, a, p):  # noqa: ANN001, ANN201
     # Each slot taken away receives the next stock card, slots in ascending order; once the stock
     # is used up the slot stays empty.
-    pack = p[P_PACK]
-    index = INDEX[1 if pack == 52 else 0]
-    pos = s[NEXT]
+    pack, pos = p[P_PACK], s[NEXT]
     for i in range(NUM_SLOTS):
         if not COVER[a, i]:
             continue
-        o[i * pack + index[s[SLOTS + i]]] = 0.0
         if pos < pack:
             c = s[DECK + pos]
-            o[i * pack + index[c]] = 1.0
-            o[p[P_UNSEEN] + index[c]] = 0.0
             s[COUNTS + c // 13] -= 1
             s[COUNTS + 4 + c % 13] -= 1
             s[SLOTS + i] = c
@@ -157,6 +153,21 @@ def play(s, a, o, p):  # noqa: ANN001, ANN201
             s[SLOTS + i] = EMPTY
         pos += 1
     s[NEXT] = min(pos, pack)
+
+
+@jit
+def play(s, a, o, p):  # noqa: ANN001, ANN201
+    pack = p[P_PACK]
+    index = INDEX[1 if pack == 52 else 0]
+    for i in range(NUM_SLOTS):  # the covered cards leave (a legal group has no empty slot)
+        if COVER[a, i]:
+            o[i * pack + index[s[SLOTS + i]]] = 0.0
+    advance(s, a, p)
+    for i in range(NUM_SLOTS):  # their replacements arrive, and are no longer unseen
+        c = s[SLOTS + i]
+        if COVER[a, i] and c != EMPTY:
+            o[i * pack + index[c]] = 1.0
+            o[p[P_UNSEEN] + index[c]] = 0.0
     _write_counts(s, o, p)
 
 
@@ -183,17 +194,17 @@ def won(s, p):  # noqa: ANN001, ANN201
 @jit
 def key(s, p):  # noqa: ANN001, ANN201
     # The slots are interchangeable (any subset can form a group; a refill only decides where a
-    # card lands), so a position is (stock position, sorted upcards).
-    v = np.empty(NUM_SLOTS, dtype=np.int64)
-    for i in range(NUM_SLOTS):
-        v[i] = s[SLOTS + i] + 1  # 0 (empty) .. 52
-    v.sort()
-    k = s[NEXT]
-    for i in range(NUM_SLOTS):
-        k = k * 64 + v[i]
-    return k
+    # card lands), so a position is (stock position, sorted upcards). Sorted by a five-comparison
+    # network: the search calls this at every node, and an array here would be allocated each time.
+    a, b, c, d = s[SLOTS] + 1, s[SLOTS + 1] + 1, s[SLOTS + 2] + 1, s[SLOTS + 3] + 1  # 0 (empty) .. 52
+    a, b = min(a, b), max(a, b)
+    c, d = min(c, d), max(c, d)
+    a, c = min(a, c), max(a, c)
+    b, d = min(b, d), max(b, d)
+    b, c = min(b, c), max(b, c)
+    return (((s[NEXT] * 64 + a) * 64 + b) * 64 + c) * 64 + d
 
 
 #: The largest observation of the family (Zudecken's), so the solver's scratch fits every variant.
 MAX_OBS = 5 * 52 + 9
-KERNEL = build(deal, legal, play, cards_left, won, key, obs_size=MAX_OBS)
+KERNEL = build(deal, legal, play, cards_left, won, key, obs_size=MAX_OBS, advance=advance)

@@ -1,0 +1,56 @@
+"""A learning curve for :mod:`quadrat_env.experiments.train`: validation win rate every N steps.
+
+Every ``eval_every`` environment steps the model being trained plays ``eval_deals`` validation deals
+(``seeds.VALIDATION``, never the benchmark's) deterministically, through the same evaluation loop as
+every agent (:func:`quadrat_env.agents.evaluate`, on the batched env), and one row goes to the CSV:
+steps, seconds since the start, win rate and its Wilson interval, illegal-action rate.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+from typing import Any
+
+from quadrat_env.agents.evaluate import evaluate
+from quadrat_env.agents.sb3_agent import SB3Agent
+from stable_baselines3.common.callbacks import BaseCallback
+
+from quadrat_env import seeds
+
+FIELDS = ("steps", "seconds", "deals", "win_rate", "ci_low", "ci_high", "illegal_rate")
+
+
+class CurveCallback(BaseCallback):
+    """Evaluate every ``config["eval_every"]`` steps (and at the end); append to ``path``."""
+
+    def __init__(self, config: dict[str, Any], path: Path) -> None:
+        super().__init__()
+        self.env_id, self.every = config["env_id"], int(config["eval_every"])
+        self.deals = seeds.VALIDATION.take(int(config.get("eval_deals", 2000)))
+        self.masked, self.observes_mask = config["algo"] == "maskable_ppo", bool(config.get("observe_mask"))
+        self.path, self.next_at, self.start = path, 0, time.perf_counter()
+        with path.open("w", newline="") as f:
+            csv.writer(f).writerow(FIELDS)
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self.next_at:
+            self.point()
+            self.next_at = self.num_timesteps + self.every
+        return True
+
+    def _on_training_end(self) -> None:
+        self.point()
+
+    def point(self) -> None:
+        agent = SB3Agent(self.model, "curve", self.masked, self.observes_mask)
+        summary, _ = evaluate(self.env_id, agent, self.deals, progress=False, n_envs=1024)
+        row = (self.num_timesteps, round(time.perf_counter() - self.start, 1), summary.episodes,
+               round(summary.win_rate, 5), round(summary.ci_low, 5), round(summary.ci_high, 5),
+               round(summary.illegal_rate, 5))  # fmt: skip
+        with self.path.open("a", newline="") as f:
+            csv.writer(f).writerow(row)
+        # tqdm's bar is on stderr; the curve points go to stdout as they come
+        print(f"[curve] {row[0]:>11,} steps: {summary.win_rate:.2%} "
+              f"[{summary.ci_low:.2%}, {summary.ci_high:.2%}]", flush=True)  # fmt: skip
