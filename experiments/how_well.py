@@ -4,9 +4,12 @@
     python -m quadrat_env.experiments.how_well --update-readme
 
 Rows: random, largest-group greedy, the hand rule, the committed learned policies (each training
-seed), the planner at several sample budgets, and the clairvoyant solver (an upper bound: it knows
-the stock). Each row: deals, win rate, Wilson 95% interval, and cost per decision. All rows play
-``reset(seed=10**9 + i)``; the cheap ones 10,000 deals, the planners fewer.
+seed), the planner at several sample budgets, and two upper bounds (:mod:`quadrat_env.agents.bounds`):
+the one-level bound (the first decision made from what the player sees, clairvoyant after it) and
+the clairvoyant solver (it knows the stock). Each row: deals, win rate, 95% interval (Wilson; for
+the one-level bound, whose per-deal values are fractions, the normal interval of the mean), and
+cost per decision (per deal for the bounds). All rows play ``reset(seed=10**9 + i)``; the cheap ones
+10,000 deals, the planners and the one-level bound fewer.
 """
 
 from __future__ import annotations
@@ -15,15 +18,15 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
-from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, evaluate, wilson
+import numpy as np
+from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
 from quadrat_env import seeds
@@ -34,15 +37,21 @@ MARKERS = ("<!-- how-well:start -->", "<!-- how-well:end -->")
 
 
 def row(name: str, deals: range, play: Any) -> dict[str, Any]:
-    """Evaluate one player; ``play`` is an agent, or a callable returning (wins, decisions)."""
+    """Evaluate one player; ``play`` is an agent, or a bound: a callable giving per-deal values."""
     start = time.perf_counter()
     if not isinstance(play, Agent):
-        wins, decisions = play(deals)
+        values = np.asarray(play(ZU, deals), dtype=np.float64)
+        wins, decisions = float(values.sum()), len(deals)  # cost per deal
+        if np.isin(values, (0.0, 1.0)).all():
+            low, high = wilson(int(wins), len(deals))
+        else:  # fractions: the normal interval of the mean
+            half = 1.959964 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 1.0
+            low, high = max(0.0, values.mean() - half), min(1.0, values.mean() + half)
     else:
         summary, episodes = evaluate(ZU, play, deals, progress=False, n_envs=128)
         wins, decisions = summary.wins, sum(e.steps for e in episodes)
+        low, high = wilson(wins, len(deals))
     seconds = time.perf_counter() - start
-    low, high = wilson(wins, len(deals))
     out = {"player": name, "deals": len(deals), "wins": wins, "win_rate": wins / len(deals),
            "ci_low": low, "ci_high": high, "ms_per_decision": 1000 * seconds / max(decisions, 1),
            "seconds": seconds}  # fmt: skip
@@ -51,33 +60,35 @@ def row(name: str, deals: range, play: Any) -> dict[str, Any]:
     return out
 
 
-def clairvoyant(deals: range) -> tuple[int, int]:
-    env = gym.make(ZU).unwrapped
-    solver, wins, decisions = Solver(env.game), 0, 0
-    for seed in deals:
-        env.reset(seed=seed)
-        line = solver.line(env.state)
-        wins += line is not None
-        decisions += 1  # one solve per deal
-    return wins, decisions
-
-
-def run(deals: int, planner_deals: int, budgets: list[int]) -> list[dict[str, Any]]:
+def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
+        bound_samples: int) -> list[dict[str, Any]]:  # fmt: skip
     many, few = seeds.BENCHMARK.take(deals), seeds.BENCHMARK.take(planner_deals)
     rows = [row("random", many, RandomAgent(seed=0)), row("greedy (largest group)", many, GreedyAgent(ZU)),
             row("hand rule (keep matched upcards)", many, HandRuleAgent(ZU))]  # fmt: skip
     for seed, path in model_paths(ZU, "maskable_ppo", MODELS):
         rows.append(row(f"learned: MaskablePPO, seed {seed}", many, SB3Agent.load(path, "maskable_ppo", ZU)))
+    for name, path in extra_models():
+        rows.append(row(name, many, SB3Agent.load(path, "maskable_ppo", ZU)))
     for samples in budgets:
-        rows.append(row(f"planner, {samples} samples", few, PlannerAgent(ZU, samples=samples, seed=0)))
-    rows.append(row("clairvoyant solver (knows the stock)", many, clairvoyant))
+        agent = PlannerAgent(ZU, samples=samples, seed=0, time_budget=60.0)
+        rows.append(row(f"planner, up to {samples} samples", few, agent))
+    one, bound_seeds = partial(bounds.one_level, samples=bound_samples), seeds.BENCHMARK.take(bound_deals)
+    rows.append(row(f"bound: one level exact ({bound_samples} samples)", bound_seeds, one))
+    rows.append(row("bound: clairvoyant solver (knows the stock)", many, bounds.clairvoyant))
     return rows
+
+
+def extra_models() -> list[tuple[str, Path]]:
+    """Learned policies beside the published ones (README, "How well"), where they are committed."""
+    folder = MODELS / "zudecken"
+    found = [(f"learned: {p.stem.replace('-', ' ')}", p) for p in sorted(folder.glob("*.zip"))]
+    return found if folder.is_dir() else []
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = ["| player | deals | win rate | 95% CI (Wilson) | ms per decision |", "|---|---:|---:|---|---:|"]
     for r in rows:
-        cost = "per deal" if r["player"].startswith("clairvoyant") else "per decision"
+        cost = "per deal" if r["player"].startswith("bound") else "per decision"
         lines.append(f"| {r['player']} | {r['deals']:,} | {r['win_rate']:.2%} | "
                      f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}] | {r['ms_per_decision']:.3f}"
                      f"{' (per deal)' if cost == 'per deal' else ''} |")  # fmt: skip
@@ -88,12 +99,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=at_least(1), default=10_000, help="deals for the cheap players")
     p.add_argument("--planner-deals", type=at_least(1), default=1000)
-    p.add_argument("--budgets", type=at_least(1), nargs="+", default=[1, 16, 32, 128, 256],
-                   help="planner samples per decision")
+    p.add_argument("--budgets", type=at_least(1), nargs="+", default=[16, 64, 256, 1024],
+                   help="planner samples per decision, at most (the planner stops early when settled)")
+    p.add_argument("--bound-deals", type=at_least(1), default=2000, help="deals for the one-level bound")
+    p.add_argument("--bound-samples", type=at_least(1), default=1024,
+                   help="unseen orders sampled per deal for the one-level bound")
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--update-readme", action="store_true")
     args = p.parse_args(argv)
-    rows = run(args.deals, args.planner_deals, args.budgets)
+    rows = run(args.deals, args.planner_deals, args.budgets, args.bound_deals, args.bound_samples)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "how_well.json").write_text(json.dumps(rows, indent=2))
     md = table(rows)

@@ -225,11 +225,15 @@ def test_how_well_table(tmp_path, monkeypatch):
     from quadrat_env.experiments import how_well
 
     monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
-    assert how_well.main(["--deals", "20", "--planner-deals", "3", "--budgets", "1", "2",
-                          "--out", str(tmp_path)]) == 0  # fmt: skip
+    monkeypatch.setattr(how_well, "extra_models", lambda: [])
+    argv = ["--deals", "20", "--planner-deals", "3", "--budgets", "1", "2", "--bound-deals", "15",
+            "--bound-samples", "8", "--out", str(tmp_path)]  # fmt: skip
+    assert how_well.main(argv) == 0
     rows = json.loads((tmp_path / "how_well.json").read_text())
     assert [r["player"] for r in rows] == [
-        "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, 1 samples",
-        "planner, 2 samples", "clairvoyant solver (knows the stock)"]  # fmt: skip
+        "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, up to 1 samples",
+        "planner, up to 2 samples", "bound: one level exact (8 samples)",
+        "bound: clairvoyant solver (knows the stock)"]  # fmt: skip
+    assert rows[-2]["deals"] == 15
     assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
     assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
