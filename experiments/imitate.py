@@ -48,8 +48,11 @@ CHUNK = 2500  # deals per collection task; each task has its own generator, so -
 FEATURES = ("zudecken", "none")
 
 
-def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool) -> dict:
-    """Play ``seeds``; label every informative decision with the moves that still win."""
+def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool,
+            label_samples: int = 0) -> dict:  # fmt: skip
+    """Play ``seeds``; label every informative decision with the moves that still win: in the true
+    deal (``label_samples=0``), or the share of ``label_samples`` sampled unseen orders in which the
+    move still wins (what the planner estimates; the true order is not read)."""
     if isinstance(model, (str, Path)):  # in a worker process: the behaviour policy, saved
         from quadrat_env.agents.safe_load import load_model
 
@@ -65,13 +68,21 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
             moves = np.flatnonzero(mask)
             wins = np.zeros(len(mask), dtype=np.float32)
             if len(moves) > 1:
-                wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
-                if 0 < wins.sum() < len(moves):
+                if label_samples:
+                    worlds = env.game.determinize_many(obs, rng, label_samples)
+                    wins[moves] = solver.wins_after(worlds, moves).mean(axis=0)
+                else:
+                    wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
+                if wins[moves].min() < wins[moves].max():  # some moves better than others
                     obs_l.append(obs)
                     mask_l.append(mask)
                     win_l.append(wins)
             if rng.random() < epsilon or len(moves) == 1:
                 action = int(rng.choice(moves))
+            elif first and label_samples:  # round 0: play as the planner would (best share, then greedy)
+                best = np.zeros_like(info["action_mask"])
+                best[moves[wins[moves] == wins[moves].max()]] = 1
+                action = env.game.greedy(best)
             elif first:  # round 0: follow a random winning move where there is one
                 good = np.flatnonzero(wins)
                 action = int(rng.choice(good if len(good) else moves))
@@ -81,12 +92,12 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
     return {"obs": np.array(obs_l), "mask": np.array(mask_l), "wins": np.array(win_l)}
 
 
-def _collect_task(task: tuple[Any, int, int, float, tuple[int, ...], bool]) -> dict:
-    model, lo, hi, epsilon, rng_key, first = task
+def _collect_task(task: tuple[Any, int, int, float, tuple[int, ...], bool, int]) -> dict:
+    model, lo, hi, epsilon, rng_key, first, label_samples = task
     import torch
 
     torch.set_num_threads(1)
-    return collect(model, range(lo, hi), epsilon, np.random.default_rng(rng_key), first)
+    return collect(model, range(lo, hi), epsilon, np.random.default_rng(rng_key), first, label_samples)
 
 
 def _describe(task: tuple[Any, ...]) -> str:
@@ -94,12 +105,12 @@ def _describe(task: tuple[Any, ...]) -> str:
 
 
 def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, ...], first: bool,
-                     jobs: int) -> dict:  # fmt: skip
+                     jobs: int, label_samples: int = 0) -> dict:  # fmt: skip
     """``collect`` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes, with a progress
     bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the data does not depend on jobs."""
     from tqdm.auto import tqdm
 
-    tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first)
+    tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first, label_samples)
              for k, lo in enumerate(range(seeds.start, seeds.stop, CHUNK))]  # fmt: skip
     parts = []
     with tqdm(total=len(seeds), unit="deal", desc="solver labels", disable=None) as bar:
@@ -107,6 +118,27 @@ def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, .
             parts.append(part)
             bar.update(task[2] - task[1])
     return {k: np.concatenate([p[k] for p in parts if len(p[k])]) for k in ("obs", "mask", "wins")}
+
+
+def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int) -> dict:
+    """Round 0's labels from ``path`` if it holds them, else collected on ``deals`` and saved there.
+    Round 0 plays the planner's choice (or a random winning move), not the network, so every training
+    seed may learn from the same labels; the file records how and on which deals they were made."""
+    how = {"deals": [deals.start, deals.stop], "epsilon": config["epsilon"],
+           "label_samples": config.get("label_samples", 0)}  # fmt: skip
+    if path.is_file():
+        with np.load(path) as saved:
+            made = json.loads(str(saved["how"]))
+            if any(made.get(k) != how[k] for k in ("epsilon", "label_samples")):
+                raise ValueError(f"{path} holds labels made {made}, not {how}")
+            config["labels_made"] = made
+            return {k: saved[k] for k in ("obs", "mask", "wins")}
+    data = collect_parallel(None, deals, config["epsilon"], (config["seed"], 0), True, jobs,
+                            how["label_samples"])  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, how=json.dumps(how), **data)
+    config["labels_made"] = how
+    return data
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int) -> float:
@@ -133,7 +165,8 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
             bce = nn.functional.binary_cross_entropy_with_logits(logits, target[idx], reduction="none")
             loss = (bce * m).sum() / m.sum()
             value = policy.value_net(latent_vf).squeeze(1)
-            loss = loss + 0.5 * ((value - 1.0) ** 2).mean()  # labelled states are winnable
+            # the value head learns how winnable the position is: its best move's label
+            loss = loss + 0.5 * ((value - (target[idx] * m).amax(1)) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -173,7 +206,11 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
         if r > 0:  # the workers load the current network from a file
             behaviour = run_dir / "behaviour.zip"
             model.save(behaviour)
-        new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), r == 0, jobs)
+        if r == 0 and config.get("labels"):  # the first round's labels, shared between training seeds
+            new = shared_labels(Path(config["labels"]), todo, config, jobs)
+        else:
+            new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), r == 0, jobs,
+                                   config.get("label_samples", 0))  # fmt: skip
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
@@ -189,6 +226,7 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
                 best = win_rate
                 model.save(run_dir / "model.zip")
     (run_dir / "behaviour.zip").unlink(missing_ok=True)
+    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))  # with labels_made
     (run_dir / "rounds.json").write_text(json.dumps(rounds, indent=2))
     return {"best_val_win_rate": best, "seconds": round(time.perf_counter() - start, 1), "rounds": rounds}
 
@@ -202,9 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-every", type=int, default=2, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
     p.add_argument("--features", choices=FEATURES, default="zudecken")
+    p.add_argument("--label-samples", type=int, default=0,
+                   help="label each move with its win share over this many sampled unseen orders "
+                        "(0: whether it wins the true deal)")
+    p.add_argument("--labels", type=Path,
+                   help="round 0's labels: loaded from this .npz if it exists, else made and saved there")
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     args = p.parse_args(argv)
+    if args.label_samples < 0:
+        p.error("--label-samples must be >= 0")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
     if not 0 <= args.epsilon <= 1:
@@ -217,9 +262,13 @@ def main(argv: list[str] | None = None) -> int:
               "seed": args.seed, "rounds": args.rounds, "deals_per_round": args.deals_per_round,
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
-              "net_arch": [256, 256]}  # fmt: skip
+              "net_arch": [256, 256], "label_samples": args.label_samples,
+              "labels": str(args.labels) if args.labels else None}  # fmt: skip
     try:
         result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs)
+    except (OSError, ValueError, KeyError) as err:  # a labels file that is not ours
+        print(f"imitate: {err}", file=sys.stderr)
+        return 2
     except WorkerFailed as err:
         print(f"imitate: {err}", file=sys.stderr)
         return 1

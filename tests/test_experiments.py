@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import yaml
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import benchmark, train
+
+from quadrat_env import seeds
 
 ZU = "quadrat_env/Zudecken-v0"
 
@@ -219,6 +222,33 @@ def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
     assert len(one["obs"]) > 0
     for key in ("obs", "mask", "wins"):
         assert (one[key] == two[key]).all()
+
+
+def test_soft_labels_are_win_shares_over_sampled_orders():
+    from quadrat_env.experiments import imitate
+
+    data = imitate.collect_parallel(None, range(500, 530), 0.1, (0, 0), True, jobs=1, label_samples=8)
+    wins, mask = data["wins"], data["mask"]
+    assert len(wins) > 20 and ((wins >= 0) & (wins <= 1)).all() and (wins[~mask] == 0).all()
+    assert np.isin(wins[mask], np.arange(9) / 8).all()  # shares of 8 samples
+    assert ((wins[mask] > 0) & (wins[mask] < 1)).any()
+    legal = np.where(mask, wins, np.nan)
+    assert (np.nanmax(legal, axis=1) > np.nanmin(legal, axis=1)).all()  # only decisions that tell moves apart
+
+
+def test_shared_labels_file_is_reused_and_checked(tmp_path, capsys):
+    from quadrat_env.experiments import imitate
+
+    labels = tmp_path / "labels.npz"
+    common = ["--rounds", "1", "--deals-per-round", "12", "--epochs", "1", "--jobs", "1",
+              "--label-samples", "4", "--labels", str(labels), "--out", str(tmp_path / "runs")]  # fmt: skip
+    assert imitate.main(["--seed", "0", *common]) == 0 and labels.is_file()
+    before = labels.stat().st_mtime_ns
+    assert imitate.main(["--seed", "1", *common]) == 0 and labels.stat().st_mtime_ns == before
+    made = yaml.safe_load((tmp_path / "runs" / "Zudecken-seed1" / "config.yml").read_text())["labels_made"]
+    assert made["deals"] == [seeds.imitation(0, 12).start, seeds.imitation(0, 12).stop]  # seed 0's deals
+    other = [a if a != "4" else "5" for a in common]
+    assert imitate.main(["--seed", "2", *other]) == 2 and "holds labels made" in capsys.readouterr().err
 
 
 def test_how_well_table(tmp_path, monkeypatch):
