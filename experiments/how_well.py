@@ -71,7 +71,7 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
         rows.append(row(name, many, SB3Agent.load(path, "maskable_ppo", ZU)))
     for samples in budgets:
         agent = PlannerAgent(ZU, samples=samples, seed=0, time_budget=60.0)
-        rows.append(row(f"planner, up to {samples} samples", few, agent))
+        rows.append(row(f"planner, {samples} samples", few, agent))
     one, bound_seeds = partial(bounds.one_level, samples=bound_samples), seeds.BENCHMARK.take(bound_deals)
     rows.append(row(f"bound: one level exact ({bound_samples} samples)", bound_seeds, one))
     rows.append(row("bound: clairvoyant solver (knows the stock)", many, bounds.clairvoyant))
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=at_least(1), default=10_000, help="deals for the cheap players")
     p.add_argument("--planner-deals", type=at_least(1), default=1000)
     p.add_argument("--budgets", type=at_least(1), nargs="+", default=[16, 64, 256, 1024],
-                   help="planner samples per decision, at most (the planner stops early when settled)")
+                   help="planner samples per decision")
     p.add_argument("--bound-deals", type=at_least(1), default=2000, help="deals for the one-level bound")
     p.add_argument("--bound-samples", type=at_least(1), default=1024,
                    help="unseen orders sampled per deal for the one-level bound")

@@ -8,7 +8,8 @@ can see" is what a sampling planner estimates. Each round:
 
 1. play training deals (seeds below 10^9, never the benchmark's) with the current behaviour policy:
    round 0 plays a random winning move, later rounds the network itself, with some random moves;
-   ``--jobs`` worker processes share the deals;
+   ``--jobs`` worker processes share the deals (``--ray`` / ``--ray ADDRESS``: Ray tasks, locally or
+   on a cluster; the labels are the same wherever they are made);
 2. at every decision where some legal moves win and some do not, record the observation, the
    mask and which moves win (the solver runs on the true deck; the network only sees the
    observation);
@@ -38,7 +39,7 @@ import yaml
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
+from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
 
@@ -53,10 +54,14 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
     """Play ``seeds``; label every informative decision with the moves that still win: in the true
     deal (``label_samples=0``), or the share of ``label_samples`` sampled unseen orders in which the
     move still wins (what the planner estimates; the true order is not read)."""
-    if isinstance(model, (str, Path)):  # in a worker process: the behaviour policy, saved
+    if isinstance(model, bytes):  # in a worker (a process or a Ray task): the behaviour policy's file
+        import tempfile
+
         from quadrat_env.agents.safe_load import load_model
 
-        model = load_model(model, "maskable_ppo", ENV_ID)
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "behaviour.zip").write_bytes(model)
+            model = load_model(Path(folder) / "behaviour.zip", "maskable_ppo", ENV_ID)
     env = gym.make(ENV_ID).unwrapped
     solver = Solver(env.game)
     obs_l, mask_l, win_l = [], [], []
@@ -105,7 +110,7 @@ def _describe(task: tuple[Any, ...]) -> str:
 
 
 def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, ...], first: bool,
-                     jobs: int, label_samples: int = 0) -> dict:  # fmt: skip
+                     jobs: int, label_samples: int = 0, ray: str | None = None) -> dict:  # fmt: skip
     """``collect`` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes, with a progress
     bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the data does not depend on jobs."""
     from tqdm.auto import tqdm
@@ -114,13 +119,14 @@ def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, .
              for k, lo in enumerate(range(seeds.start, seeds.stop, CHUNK))]  # fmt: skip
     parts = []
     with tqdm(total=len(seeds), unit="deal", desc="solver labels", disable=None) as bar:
-        for task, part in zip(tasks, run_tasks(_collect_task, tasks, jobs, _describe), strict=True):
+        for task, part in zip(tasks, run_tasks(_collect_task, tasks, jobs, _describe, ray), strict=True):
             parts.append(part)
             bar.update(task[2] - task[1])
     return {k: np.concatenate([p[k] for p in parts if len(p[k])]) for k in ("obs", "mask", "wins")}
 
 
-def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int) -> dict:
+def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int,
+                  ray: str | None = None) -> dict:  # fmt: skip
     """Round 0's labels from ``path`` if it holds them, else collected on ``deals`` and saved there.
     Round 0 plays the planner's choice (or a random winning move), not the network, so every training
     seed may learn from the same labels; the file records how and on which deals they were made."""
@@ -134,7 +140,7 @@ def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int) -
             config["labels_made"] = made
             return {k: saved[k] for k in ("obs", "mask", "wins")}
     data = collect_parallel(None, deals, config["epsilon"], (config["seed"], 0), True, jobs,
-                            how["label_samples"])  # fmt: skip
+                            how["label_samples"], ray)  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, how=json.dumps(how), **data)
     config["labels_made"] = how
@@ -181,7 +187,7 @@ def validate(model: Any) -> float:
     return summary.win_rate
 
 
-def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
+def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = None) -> dict[str, Any]:
     import torch
     from quadrat_env.agents.features import ZudeckenFeatures
     from sb3_contrib import MaskablePPO
@@ -203,14 +209,14 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1) -> dict[str, Any]:
     for r in range(config["rounds"]):
         todo = deals[r * per_round : (r + 1) * per_round]
         behaviour = None
-        if r > 0:  # the workers load the current network from a file
-            behaviour = run_dir / "behaviour.zip"
-            model.save(behaviour)
+        if r > 0:  # the workers get the current network as its saved file's bytes (no shared disk needed)
+            model.save(run_dir / "behaviour.zip")
+            behaviour = (run_dir / "behaviour.zip").read_bytes()
         if r == 0 and config.get("labels"):  # the first round's labels, shared between training seeds
-            new = shared_labels(Path(config["labels"]), todo, config, jobs)
+            new = shared_labels(Path(config["labels"]), todo, config, jobs, ray)
         else:
             new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), r == 0, jobs,
-                                   config.get("label_samples", 0))  # fmt: skip
+                                   config.get("label_samples", 0), ray)  # fmt: skip
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
@@ -247,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="round 0's labels: loaded from this .npz if it exists, else made and saved there")
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
+    add_ray_argument(p)
     args = p.parse_args(argv)
+    check_ray_argument(p, args)
     if args.label_samples < 0:
         p.error("--label-samples must be >= 0")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
@@ -265,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
               "net_arch": [256, 256], "label_samples": args.label_samples,
               "labels": str(args.labels) if args.labels else None}  # fmt: skip
     try:
-        result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs)
+        result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs, ray=args.ray)
     except (OSError, ValueError, KeyError) as err:  # a labels file that is not ours
         print(f"imitate: {err}", file=sys.stderr)
         return 2

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, default=200)
     p.add_argument("--samples", type=int, nargs="+", default=[1, 4, 16, 32])
     p.add_argument("--time-budget", type=positive_number, default=1.0, help="seconds per decision at most")
+    p.add_argument("--adaptive", action="store_true", help="stop sampling once a decision is settled")
     p.add_argument("--out", type=Path, default=Path("results"))
     args = p.parse_args(argv)
     if args.deals < 1 or min(args.samples) < 1:
@@ -35,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     for samples in args.samples:
-        agent = PlannerAgent(args.env, samples=samples, time_budget=args.time_budget, seed=0)
+        agent = PlannerAgent(args.env, samples=samples, time_budget=args.time_budget, seed=0,
+                             adaptive=args.adaptive)  # fmt: skip
         summary, episodes = evaluate(args.env, agent, seeds.PLANNER_CURVE.take(args.deals))
         decisions = sum(e.steps for e in episodes)
         row = {**summary.as_dict(), "samples": samples,

@@ -65,7 +65,8 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
     return {"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp}
 
 
-def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[str, Any]:
+def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
+          threads: int | None = None) -> dict[str, Any]:  # fmt: skip
     import torch
     from quadrat_env.agents.safe_load import load_model
     from sb3_contrib import MaskablePPO
@@ -74,7 +75,9 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True) -> dict[
 
     # small batches: one thread beats two fighting over 2 cores; big batches gain from every core
     # (Zudecken MaskablePPO, 1,024 envs x 16, batch 4,096: 18k steps/s on one thread, 24k on two)
-    torch.set_num_threads(1 if int(config.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1))
+    if threads is None:
+        threads = 1 if int(config.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1)
+    torch.set_num_threads(threads)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}

@@ -261,9 +261,21 @@ def test_how_well_table(tmp_path, monkeypatch):
     assert how_well.main(argv) == 0
     rows = json.loads((tmp_path / "how_well.json").read_text())
     assert [r["player"] for r in rows] == [
-        "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, up to 1 samples",
-        "planner, up to 2 samples", "bound: one level exact (8 samples)",
+        "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, 1 samples",
+        "planner, 2 samples", "bound: one level exact (8 samples)",
         "bound: clairvoyant solver (knows the stock)"]  # fmt: skip
     assert rows[-2]["deals"] == 15
     assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
     assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--envs", "Nope"], ["--envs", "Zudecken", "--seeds", "-1"], ["--envs", "Zudecken", "--algos", "dqn"],
+    ["--envs", "Zudecken", "--jobs", "0"],
+])  # fmt: skip
+def test_grid_rejects_bad_arguments(argv, capsys):
+    from quadrat_env.experiments import grid
+
+    with pytest.raises(SystemExit) as exc:
+        grid.main(argv)
+    assert exc.value.code == 2 and "error" in capsys.readouterr().err

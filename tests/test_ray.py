@@ -30,3 +30,34 @@ def test_a_failing_ray_task_is_one_clear_error():
     # int: a function Ray's workers can import (this test module is not importable there)
     with pytest.raises(WorkerFailed, match="task x failed in a Ray task: ValueError: invalid literal"):
         list(run_tasks(int, ["1", "x", "3"], 2, describe=lambda t: f"task {t}", ray="local"))
+
+
+def test_a_training_grid_on_ray_equals_the_local_run(tmp_path):
+    """Each grid run trains on one torch thread, so the weights match wherever it ran; the files come
+    back to this process (no shared disk), laid out as ``train`` lays them out."""
+    import torch
+    from quadrat_env.agents.safe_load import load_model
+    from quadrat_env.experiments import grid
+
+    argv = ["--envs", "Quadrille", "--algos", "maskable_ppo", "ppo", "--seeds", "0", "--timesteps", "1024",
+            "--n-envs", "8"]  # fmt: skip
+    assert grid.main([*argv, "--jobs", "1", "--out", str(tmp_path / "local")]) == 0
+    assert grid.main([*argv, "--jobs", "2", "--ray", "--out", str(tmp_path / "ray")]) == 0
+    for algo in ("maskable_ppo", "ppo"):
+        folders = [tmp_path / where / algo / "Quadrille-seed0" for where in ("local", "ray")]
+        assert all((f / "config.yml").is_file() and (f / "monitor").is_dir() for f in folders)
+        a, b = (load_model(f / "model.zip", algo, "quadrat_env/Quadrille-v0").policy.state_dict()
+                for f in folders)
+        assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
+    from quadrat_env.experiments import imitate
+
+    monkeypatch.setattr(imitate, "CHUNK", 10)  # three tasks, each with its own generator
+    local = imitate.collect_parallel(None, range(700, 730), 0.1, (0, 0), True, jobs=1, label_samples=4)
+    ray = imitate.collect_parallel(None, range(700, 730), 0.1, (0, 0), True, jobs=2, label_samples=4,
+                                   ray="local")
+    assert len(local["obs"]) > 0
+    for key in ("obs", "mask", "wins"):
+        assert (local[key] == ray[key]).all()
