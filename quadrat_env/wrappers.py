@@ -110,6 +110,26 @@ class VectorActionMaskObservation(VectorWrapper):
         return self._wrap(obs, info), rewards, terminated, truncated, info
 
 
+class MaskInObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """The flat observation with the legal-action mask appended (:func:`mask_observation_space`): the
+    single-env form of ``quadrat_env.sb3.VecMaskObservation``, for plain PPO trained with
+    ``observe_mask`` outside ``experiments.train`` (rl-zoo3's ``env_wrapper``)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+        n = int(env.action_space.n)  # type: ignore[attr-defined]
+        self.observation_space = mask_observation_space(env.observation_space, n)  # type: ignore[arg-type]
+
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        return observe_mask(obs, _masks(self.env, info)), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return observe_mask(obs, _masks(self.env, info)), reward, terminated, truncated, info  # type: ignore[return-value]
+
+
 def mask_observation_space(obs_space: spaces.Box, n_actions: int) -> spaces.Box:
     """The flat observation followed by the legal-action mask (0/1): what a policy that sees the mask
     as input, such as plain PPO trained with ``observe_mask``, observes."""

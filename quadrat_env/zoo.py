@@ -46,11 +46,19 @@ def shipped_config(algo: str) -> str | None:
     if name is None:
         return None
     table = yaml.safe_load((resources.files("quadrat_env.experiments") / "hyperparams" / name).read_text())
-    zoo = {env_id: {k: v for k, v in entry.items() if k not in PROJECT_KEYS}
-           for env_id, entry in table.items() if env_id != "default"}  # fmt: skip
+    zoo = {env_id: zoo_entry(entry) for env_id, entry in table.items() if env_id != "default"}
     with tempfile.NamedTemporaryFile("w", suffix=f"-{name}", delete=False) as f:
         yaml.safe_dump(zoo, f, sort_keys=False)
     return f.name
+
+
+def zoo_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """One env's hyperparameters as the zoo takes them: ``observe_mask`` (plain PPO) becomes the
+    single-env wrapper that appends the mask, since the zoo builds its own VecEnv."""
+    out = {k: v for k, v in entry.items() if k not in (*PROJECT_KEYS, "observe_mask")}
+    if entry.get("observe_mask"):
+        out["env_wrapper"] = "quadrat_env.wrappers.MaskInObservation"
+    return out
 
 
 def install() -> None:

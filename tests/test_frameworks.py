@@ -59,3 +59,21 @@ def test_zoo_without_a_command_is_one_line_and_exit_2(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["fly"])
     assert exc.value.code == 2 and "must be one of" in capsys.readouterr().err
+
+
+def test_rl_zoo3_trains_plain_ppo_with_the_mask_in_its_observation(tmp_path):
+    """ppo.yml's observe_mask reaches the zoo as the single-env MaskInObservation wrapper."""
+    import gymnasium as gym
+    from quadrat_env.agents.sb3_agent import SB3Agent
+
+    from quadrat_env.wrappers import mask_observation_space
+
+    run(["-m", "quadrat_env.zoo", "train", "--algo", "ppo", "--env", "quadrat_env/Quadrat-v0", "-n", "2048",
+         "-f", "logs", "--hyperparams", "n_envs:4", "n_steps:256", "batch_size:512"], tmp_path)  # fmt: skip
+    (model,) = (tmp_path / "logs" / "ppo").glob("*/quadrat_env-Quadrat-v0.zip")
+    # our own file: trust it (the zoo pickles its learning-rate schedule, which the safe loader refuses)
+    agent = SB3Agent.load(model, "ppo", "quadrat_env/Quadrat-v0", trust=True)
+    env = gym.make("quadrat_env/Quadrat-v0")
+    assert agent.observes_mask
+    expected = mask_observation_space(env.observation_space, int(env.action_space.n))
+    assert agent.model.observation_space == expected

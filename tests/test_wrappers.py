@@ -60,3 +60,18 @@ def test_vector_form_reads_every_env_mask(mode):
         before = obs["action_mask"].copy()
         obs, _ = venv.reset(options={"reset_mask": np.array([True, False, False, False])})
         assert np.array_equal(obs["action_mask"][1:], before[1:])
+
+
+@pytest.mark.parametrize("env_id", quadrat_env.ENV_IDS)
+def test_mask_in_observation_matches_the_vector_form(env_id):
+    """The single-env wrapper lays out what VecMaskObservation gives plain PPO, and passes the checker."""
+    from quadrat_env.wrappers import MaskInObservation, observe_mask
+
+    env = MaskInObservation(gym.make(env_id))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env, skip_render_check=True)
+    obs, info = env.reset(seed=3)
+    plain, _ = gym.make(env_id).reset(seed=3)
+    assert np.array_equal(obs, observe_mask(plain, info["action_mask"]))
+    assert env.observation_space.contains(obs)
