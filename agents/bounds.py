@@ -27,12 +27,11 @@ from quadrat_env.registry import spec_for
 def clairvoyant(env_id: str, seeds: Iterable[int]) -> list[float]:
     """1.0 for each deal the solver wins with the stock order known, else 0.0."""
     env = gym.make(env_id).unwrapped
-    solver = Solver(env.game, spec_for(env_id).greedy_is_optimal)
-    values = []
+    solver, rows = Solver(env.game, spec_for(env_id).greedy_is_optimal), []
     for seed in seeds:
         env.reset(seed=seed)
-        values.append(float(solver.line(env.state) is not None))
-    return values
+        rows.append(env.game.to_row(env.state))
+    return [float(w) for w in solver.winnable(np.array(rows))] if rows else []
 
 
 def one_level(env_id: str, seeds: Iterable[int], samples: int = 1024, seed: int = 0) -> list[float]:

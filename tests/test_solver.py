@@ -163,3 +163,17 @@ def test_a_memo_shared_across_deals_gives_each_deal_its_own_answer():
     for seed in range(40):
         env.reset(seed=seed)
         assert (shared.line(env.state) is None) == (Solver(env.game).line(env.state) is None)
+
+
+@pytest.mark.parametrize("env_id", ["quadrat_env/Zudecken-v0", "quadrat_env/Quadrat-v0",
+                                    "quadrat_env/Quadrille-v0"])
+def test_winnable_decides_many_deals_as_line_does_one_by_one(env_id):
+    from quadrat_env.registry import spec_for
+
+    env = gym.make(env_id).unwrapped
+    solver, rows = Solver(env.game, spec_for(env_id).greedy_is_optimal), []
+    for seed in range(120):
+        env.reset(seed=seed)
+        rows.append(env.game.to_row(env.state))
+    expected = [solver.line_from_row(row) is not None for row in rows]
+    assert solver.winnable(np.array(rows)).tolist() == expected and any(expected)

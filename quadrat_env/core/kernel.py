@@ -65,6 +65,9 @@ class Kernel:
     #: ``wins_after(S, moves, p, order, max_moves, wins, memo)``: ``wins[k, i]``, does move
     #: ``moves[i]`` still win the deal ``S[k]``? (One memo generation per deal, shared by its moves.)
     wins_after: Callable[..., Any] | None = None
+    #: ``solve_rows(S, p, order, max_moves, memo, out)``: ``out[k]``, the length of a winning line
+    #: of the deal ``S[k]``, or -1: many deals decided in one compiled call.
+    solve_rows: Callable[..., Any] | None = None
 
 
 def build(
@@ -91,14 +94,15 @@ def build(
     more = {**names, "reset_one": reset_one, "step_one": step_one}
     reset_rows, step_rows = _specialize(_reset_rows, more, tag), _specialize(_step_rows, more, tag)
     cards_rows = _specialize(_cards_rows, more, tag)
-    solve_line = wins_after = None
+    solve_line = wins_after = solve_rows = None
     if key is not None:
         more["advance"] = advance if advance is not None else _specialize(_advance_by_play, more, tag)
         search = {"search": _specialize(_search, more, tag), "stack": _specialize(_stack, more, tag)}
         solve_line = _specialize(_solve_line, {**more, **search}, tag)
         wins_after = _specialize(_wins_after, {**more, **search}, tag)
+        solve_rows = _specialize(_solve_rows, {**more, **search}, tag)
     return Kernel(deal, legal, play, cards_left, won, reset_one, step_one, reset_rows, step_rows,
-                  cards_rows, solve_line, wins_after)  # fmt: skip
+                  cards_rows, solve_line, wins_after, solve_rows)  # fmt: skip
 
 
 def _tag(names: dict[str, Any]) -> str:
@@ -275,6 +279,14 @@ def _solve_line(s0, p, order, max_moves, line, memo):  # noqa: ANN001, ANN202
     states, masks, tried, keys = stack(s0.shape[0], order.shape[0], max_moves)  # noqa: F821
     memo_new_deal(memo)
     return search(s0, p, order, max_moves, memo, line, states, masks, tried, keys)  # noqa: F821
+
+
+def _solve_rows(S0, p, order, max_moves, memo, out):  # noqa: ANN001, ANN202, N803
+    line = np.zeros(max_moves + 1, dtype=np.int64)
+    states, masks, tried, keys = stack(S0.shape[1], order.shape[0], max_moves)  # noqa: F821
+    for k in range(S0.shape[0]):
+        memo_new_deal(memo)
+        out[k] = search(S0[k], p, order, max_moves, memo, line, states, masks, tried, keys)  # noqa: F821
 
 
 def _wins_after(S0, moves, p, order, max_moves, wins, memo):  # noqa: ANN001, ANN202, N803
