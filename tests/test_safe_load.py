@@ -86,3 +86,21 @@ def test_other_algorithms_load_without_unpickling(algo, tmp_path):
     agent = SB3Agent.load(tmp_path / "m.zip", algo, "quadrat_env/Quadrat-v0")
     obs, info = env.reset(seed=1)
     assert env.action_space.contains(int(agent.predict(obs, action_masks=info["action_mask"])[0]))
+
+
+def test_committed_zudecken_models_name_the_installed_features_module():
+    """SB3's own MaskablePPO.load imports what the file names: it must be the installed package's
+    module, not the repository-only ``agents.features``."""
+    import re
+    import zipfile
+    from pathlib import Path
+
+    from sb3_contrib import MaskablePPO
+
+    models = Path(__file__).parent.parent / "experiments" / "models"
+    paths = [models / "Zudecken-maskable_ppo.zip", *sorted((models / "seeds").glob("Zudecken-maskable*.zip"))]
+    for path in paths:
+        data = zipfile.ZipFile(path).read("data").decode()
+        assert re.search(r"(?<!quadrat_env\.)agents\.features", data) is None
+    model = MaskablePPO.load(models / "Zudecken-maskable_ppo.zip", device="cpu")
+    assert type(model.policy.features_extractor).__module__ == "quadrat_env.agents.features"
