@@ -44,8 +44,11 @@ def publish(run: Path, models: Path = MODELS) -> Path:
 
 
 def gzip_monitor_logs(source: Path, target: Path) -> None:
-    """Monitor CSVs, gzipped (numpy and the plots read them as they are)."""
+    """Monitor CSVs, gzipped (numpy and the plots read them as they are); an earlier run's logs in
+    ``target`` go (a DummyVecEnv run writes one file per env, the batched env one in all)."""
     target.mkdir(parents=True, exist_ok=True)
+    for old in target.glob("*.monitor.csv.gz"):
+        old.unlink()
     for csv in sorted(source.glob("*.monitor.csv")):
         with csv.open("rb") as src, gzip.GzipFile(target / f"{csv.name}.gz", "wb", mtime=0) as dst:
             shutil.copyfileobj(src, dst)

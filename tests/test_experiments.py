@@ -279,3 +279,15 @@ def test_grid_rejects_bad_arguments(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         grid.main(argv)
     assert exc.value.code == 2 and "error" in capsys.readouterr().err
+
+
+def test_publishing_replaces_an_earlier_runs_monitor_logs(tmp_path):
+    from quadrat_env.experiments.publish import gzip_monitor_logs
+
+    target = tmp_path / "models" / "monitor" / "X"
+    target.mkdir(parents=True)
+    (target / "7.monitor.csv.gz").write_bytes(b"stale")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "0.monitor.csv").write_text("#{}\nr,l,t\n")
+    gzip_monitor_logs(tmp_path / "run", target)
+    assert sorted(p.name for p in target.iterdir()) == ["0.monitor.csv.gz"]
