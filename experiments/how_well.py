@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import PlannerAgent
@@ -79,10 +80,12 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
 
 
 def extra_models() -> list[tuple[str, Path]]:
-    """Learned policies beside the published ones (README, "How well"), where they are committed."""
-    folder = MODELS / "zudecken"
-    found = [(f"learned: {p.stem.replace('-', ' ')}", p) for p in sorted(folder.glob("*.zip"))]
-    return found if folder.is_dir() else []
+    """Learned policies beside the published ones, as ``experiments/models/zudecken/extra.yml`` names
+    them (file -> row name); each has its config beside it."""
+    index = MODELS / "zudecken" / "extra.yml"
+    if not index.is_file():
+        return []
+    return [(name, index.parent / file) for file, name in yaml.safe_load(index.read_text()).items()]
 
 
 def table(rows: list[dict[str, Any]]) -> str:
