@@ -44,7 +44,11 @@ class Summary:
         return asdict(self)
 
 
-def wilson(wins: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+#: The normal quantile of a two-sided 95% interval.
+Z95 = 1.959964
+
+
+def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95% by default)."""
     if n <= 0:
         raise ValueError(f"need at least one episode, got n={n}")

@@ -18,8 +18,9 @@ unseen suits        4      unseen cards per suit / 13
 unseen ranks        13     unseen cards per rank / 4
 ==================  =====  ======================================================
 
-It is used through ``policy_kwargs={"features_extractor_class": ZudeckenFeatures}``; a model
-saved with it loads with ``MaskablePPO.load`` wherever ``agents`` is importable.
+It is used through ``policy_kwargs={"features_extractor_class": ZudeckenFeatures}``; configs name it
+(``features: zudecken``) and :func:`policy_kwargs_with` resolves the name. A model saved with it loads
+with ``MaskablePPO.load`` wherever ``quadrat_env`` is installed.
 """
 
 from __future__ import annotations
@@ -64,3 +65,18 @@ class ZudeckenFeatures(BaseFeaturesExtractor):
         return torch.cat([observations, suit.flatten(1), rank.flatten(1), empty,
                           torch.cat(pair, -1), unseen @ self.to_suit / 13, unseen @ self.to_rank / 4],
                          dim=1)  # fmt: skip
+
+
+#: The features a config may name: nothing is imported by name from a config file.
+NAMES = ("zudecken", "none")
+
+
+def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:
+    """``policy_kwargs`` plus the features extractor a config names (``None`` or "none": the plain
+    observation)."""
+    if features not in (None, *NAMES):
+        raise ValueError(f"features must be 'zudecken' or 'none', got {features!r}")
+    kwargs = dict(policy_kwargs or {})
+    if features == "zudecken":
+        kwargs["features_extractor_class"] = ZudeckenFeatures
+    return kwargs

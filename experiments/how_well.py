@@ -27,6 +27,7 @@ import yaml
 from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
@@ -46,7 +47,7 @@ def row(name: str, deals: range, play: Any) -> dict[str, Any]:
         if np.isin(values, (0.0, 1.0)).all():
             low, high = wilson(int(wins), len(deals))
         else:  # fractions: the normal interval of the mean
-            half = 1.959964 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 1.0
+            half = Z95 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 1.0
             low, high = max(0.0, values.mean() - half), min(1.0, values.mean() + half)
     else:
         summary, episodes = evaluate(ZU, play, deals, progress=False, n_envs=128)

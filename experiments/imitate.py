@@ -189,16 +189,14 @@ def validate(model: Any) -> float:
 
 def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = None) -> dict[str, Any]:
     import torch
-    from quadrat_env.agents.features import ZudeckenFeatures
+    from quadrat_env.agents.features import policy_kwargs_with
     from sb3_contrib import MaskablePPO
 
     torch.manual_seed(config["seed"])
     torch.set_num_threads(1)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-    policy_kwargs: dict[str, Any] = {"net_arch": config["net_arch"]}
-    if config["features"] == "zudecken":
-        policy_kwargs["features_extractor_class"] = ZudeckenFeatures
+    policy_kwargs = policy_kwargs_with(config["features"], {"net_arch": config["net_arch"]})
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip
     data: dict[str, np.ndarray] = {}

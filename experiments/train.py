@@ -125,15 +125,9 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
 
 
 def _policy_kwargs(config: dict[str, Any]) -> dict[str, Any]:
-    kwargs = dict(config.get("policy_kwargs") or {})
-    features = config.get("features")
-    if features not in (None, "none", "zudecken"):
-        raise ValueError(f"features must be 'zudecken' or 'none', got {features!r}")
-    if features == "zudecken":
-        from quadrat_env.agents.features import ZudeckenFeatures
+    from quadrat_env.agents.features import policy_kwargs_with
 
-        kwargs["features_extractor_class"] = ZudeckenFeatures
-    return kwargs
+    return policy_kwargs_with(config.get("features"), config.get("policy_kwargs"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,16 +73,23 @@ def test_readme_markers_are_replaced(tmp_path):
         benchmark.update_readme("x", "cmd", readme)
 
 
-@pytest.mark.parametrize("argv", [
-    ["--env", ZU, "--algo", "a2c"],
-    ["--env", "CartPole-v1", "--algo", "ppo"],
-    ["--env", ZU, "--algo", "ppo", "--timesteps", "0"],
-    ["--env", ZU, "--algo", "ppo", "--hyperparams", "/nonexistent.yml"],
-    ["--env", ZU, "--algo", "ppo", "--init", "/nonexistent.zip"],
+@pytest.mark.parametrize(("command", "argv"), [
+    ("train", ["--env", ZU, "--algo", "a2c"]),
+    ("train", ["--env", "CartPole-v1", "--algo", "ppo"]),
+    ("train", ["--env", ZU, "--algo", "ppo", "--timesteps", "0"]),
+    ("train", ["--env", ZU, "--algo", "ppo", "--hyperparams", "/nonexistent.yml"]),
+    ("train", ["--env", ZU, "--algo", "ppo", "--init", "/nonexistent.zip"]),
+    ("grid", ["--envs", "Nope"]),
+    ("grid", ["--envs", "Zudecken", "--seeds", "-1"]),
+    ("grid", ["--envs", "Zudecken", "--algos", "dqn"]),
+    ("grid", ["--envs", "Zudecken", "--jobs", "0"]),
 ])  # fmt: skip
-def test_train_rejects_bad_arguments(argv, capsys):
+def test_training_commands_reject_bad_arguments(command, argv, capsys):
+    import importlib
+
+    module = importlib.import_module(f"quadrat_env.experiments.{command}")
     with pytest.raises(SystemExit) as exc:
-        train.main(argv)
+        module.main(argv)
     assert exc.value.code == 2 and "error" in capsys.readouterr().err
 
 
@@ -267,18 +274,6 @@ def test_how_well_table(tmp_path, monkeypatch):
     assert rows[-2]["deals"] == 15
     assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
     assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
-
-
-@pytest.mark.parametrize("argv", [
-    ["--envs", "Nope"], ["--envs", "Zudecken", "--seeds", "-1"], ["--envs", "Zudecken", "--algos", "dqn"],
-    ["--envs", "Zudecken", "--jobs", "0"],
-])  # fmt: skip
-def test_grid_rejects_bad_arguments(argv, capsys):
-    from quadrat_env.experiments import grid
-
-    with pytest.raises(SystemExit) as exc:
-        grid.main(argv)
-    assert exc.value.code == 2 and "error" in capsys.readouterr().err
 
 
 def test_publishing_replaces_an_earlier_runs_monitor_logs(tmp_path):
