@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import yaml
 from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
+from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import PlannerAgent
-from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
