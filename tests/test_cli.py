@@ -33,6 +33,8 @@ GARBAGE = {
     "experiments.fuzz:main": [["--steps", "0"], ["--steps", "many"], ["--env", "CartPole-v1"]],
     "experiments.how_well:main": [["--deals", "0"], ["--budgets"], ["--budgets", "0"],
                                   ["--planner-deals", "x"]],
+    "experiments.solver_then_now:main": [["--deals", "0"], ["--rounds", "-1"], ["--deals", "x"],
+                                         ["--commit", "no-such-commit"]],
 }  # fmt: skip
 CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
 

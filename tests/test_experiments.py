@@ -286,3 +286,19 @@ def test_publishing_replaces_an_earlier_runs_monitor_logs(tmp_path):
     (tmp_path / "run" / "0.monitor.csv").write_text("#{}\nr,l,t\n")
     gzip_monitor_logs(tmp_path / "run", target)
     assert sorted(p.name for p in target.iterdir()) == ["0.monitor.csv.gz"]
+
+
+def test_solver_then_now_times_both_on_the_same_deals(capsys):
+    """The earlier commit's solver and today's decide the same deals (the command refuses to
+    report a speed-up when they disagree)."""
+    import subprocess
+    from pathlib import Path
+
+    from quadrat_env.experiments import solver_then_now
+
+    repo = Path(solver_then_now.__file__).resolve().parents[1]
+    if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", "20c39d5^{commit}"]).returncode != 0:
+        pytest.skip("needs the repository's history (a shallow clone lacks commit 20c39d5)")
+    assert solver_then_now.main(["--deals", "30", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "winnable in both" in out and "faster than 20c39d5" in out

@@ -17,6 +17,10 @@ mask row ``m`` (int8) and its variant settings ``p`` (int64), each compiled with
                             search (which never reads one); ``play`` should call it
 ==========================  ============================================================
 
+A game whose state row ends in entries that never change after ``deal`` (the four-slot games'
+deck) passes ``mutable=`` the length of the row's changing prefix: the search then copies only
+that prefix from one depth to the next.
+
 :func:`build` turns them into the compiled loops that the single env, the batched env, the
 solver and the planner call; so the rules exist once, and every path runs the same code.
 """
@@ -79,6 +83,7 @@ def build(
     key: Callable[..., Any] | None = None,
     obs_size: int = 1,
     advance: Callable[..., Any] | None = None,
+    mutable: int = 0,
 ) -> Kernel:
     """The compiled paths of a game from its row functions (already compiled with ``jit``).
 
@@ -87,7 +92,7 @@ def build(
     across processes; a copy with the game's functions as globals and a name of its own can be.)
     """
     names = {"deal": deal, "legal": legal, "play": play, "cards_left": cards_left, "won": won,
-             "key": key, "OBS_SIZE": obs_size}  # fmt: skip
+             "key": key, "OBS_SIZE": obs_size, "MUTABLE": mutable}  # fmt: skip
     tag = _tag(names)
     reset_one = _specialize(_reset_one, names, tag)
     step_one = _specialize(_step_one, {**names, "reset_one": reset_one}, tag)
@@ -232,8 +237,11 @@ def _search(s0, p, order, max_moves, memo, line, states, masks, tried, keys):  #
     proven lost (by their ``key``) and may be shared by calls on one deal. ``states`` .. ``keys``
     are the search's stack, allocated once by the caller."""
     n = order.shape[0]
+    # Rows up to depth ``top`` hold s0's unchanging tail already, so a move copies only the
+    # MUTABLE prefix (0: the whole row) of its parent row.
+    width = MUTABLE if MUTABLE > 0 else s0.shape[0]  # noqa: F821
     states[0] = s0
-    d, status, result = 0, _ENTER, False
+    d, top, status, result = 0, 0, _ENTER, False
     while True:
         if status == _ENTER:
             k = key(states[d], p)  # noqa: F821
@@ -256,7 +264,12 @@ def _search(s0, p, order, max_moves, memo, line, states, masks, tried, keys):  #
                 move = order[tried[d]]
                 tried[d] += 1
                 line[d] = move
-                states[d + 1] = states[d]
+                if d + 1 > top:
+                    states[d + 1] = states[d]
+                    top = d + 1
+                else:
+                    for i in range(width):
+                        states[d + 1, i] = states[d, i]
                 advance(states[d + 1], move, p)  # noqa: F821
                 d += 1
                 status = _ENTER

@@ -207,4 +207,5 @@ def key(s, p):  # noqa: ANN001, ANN201
 
 #: The largest observation of the family (Zudecken's), so the solver's scratch fits every variant.
 MAX_OBS = 5 * 52 + 9
-KERNEL = build(deal, legal, play, cards_left, won, key, obs_size=MAX_OBS, advance=advance)
+#: The solver's search copies only the row before the deck, which never changes after the deal.
+KERNEL = build(deal, legal, play, cards_left, won, key, obs_size=MAX_OBS, advance=advance, mutable=DECK)
