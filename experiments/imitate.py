@@ -244,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-every", type=int, default=2, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
     p.add_argument("--features", choices=FEATURES, default="zudecken")
+    p.add_argument("--net-arch", type=int, nargs="+", default=[256, 256], metavar="UNITS",
+                   help="hidden layer sizes of the policy and value networks (default: 256 256)")
     p.add_argument("--label-samples", type=int, default=0,
                    help="label each move with its win share over this many sampled unseen orders "
                         "(0: whether it wins the true deal)")
@@ -258,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--label-samples must be >= 0")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
+    if min(args.net_arch) < 1:
+        p.error("--net-arch sizes must be >= 1")
     if not 0 <= args.epsilon <= 1:
         p.error(f"--epsilon must be in [0, 1], got {args.epsilon}")
     try:
@@ -268,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
               "seed": args.seed, "rounds": args.rounds, "deals_per_round": args.deals_per_round,
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
-              "net_arch": [256, 256], "label_samples": args.label_samples,
+              "net_arch": args.net_arch, "label_samples": args.label_samples,
               "labels": str(args.labels) if args.labels else None}  # fmt: skip
     try:
         result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs, ray=args.ray)
