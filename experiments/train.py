@@ -32,7 +32,8 @@ from quadrat_env.registry import short_name as env_name
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
 EVAL_KEYS = ("eval_every", "eval_deals")
-RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "vec_env", "observe_mask", "features")
+RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "init_logit_scale", "vec_env",
+            "observe_mask", "features")
 VEC_ENVS = ("dummy", "native")
 
 
@@ -62,6 +63,9 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
         if not args.init.is_file():
             raise ValueError(f"--init {args.init}: no such model file")
         hp["init"] = str(args.init)
+    scale = hp.get("init_logit_scale", 1.0)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+        raise ValueError(f"init_logit_scale must be a number > 0, got {scale!r}")
     return {"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp}
 
 
@@ -109,6 +113,7 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
                 tensorboard_log=str(run_dir / "tb"), verbose=0, **algo_kwargs)  # fmt: skip
     if init is not None:
         model.policy.load_state_dict(init.policy.state_dict())
+        _scale_logits(model.policy, float(config.get("init_logit_scale", 1.0)))
     start = time.perf_counter()
     callback = None
     if config.get("eval_every"):
@@ -122,6 +127,18 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
                "steps_per_second": round(config["n_timesteps"] / seconds)}  # fmt: skip
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
+
+
+def _scale_logits(policy: Any, scale: float) -> None:
+    """Multiply the action head by ``scale``: the same argmax, a sharper softmax. Imitation models
+    (experiments/imitate.py) learned each move's logit as P(move wins) by binary cross-entropy, so
+    their softmax is close to uniform among the good moves; PPO samples from it, and would start
+    from a much weaker policy than the argmax it is meant to refine."""
+    import torch
+
+    with torch.no_grad():
+        policy.action_net.weight.mul_(scale)
+        policy.action_net.bias.mul_(scale)
 
 
 def _policy_kwargs(config: dict[str, Any]) -> dict[str, Any]:

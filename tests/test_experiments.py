@@ -168,6 +168,29 @@ def test_fine_tuning_starts_from_the_given_model(models, tmp_path):
     )
 
 
+def test_init_logit_scale_sharpens_the_policy_and_keeps_its_argmax(models):
+    import torch
+
+    model = SB3Agent.load(models / "Zudecken-maskable_ppo.zip", "maskable_ppo", ZU).model
+    env = gym.make(ZU)
+    obs = torch.as_tensor(np.array([env.reset(seed=s)[0] for s in range(20)]))
+    before = model.policy.get_distribution(obs).distribution.logits.detach()
+    train._scale_logits(model.policy, 8.0)
+    after = model.policy.get_distribution(obs).distribution.logits.detach()
+    assert torch.equal(before.argmax(1), after.argmax(1))
+    assert (after.softmax(1).amax(1) >= before.softmax(1).amax(1) - 1e-6).all()
+
+
+@pytest.mark.parametrize("scale", [0, -1.0, "big", True])
+def test_train_refuses_a_bad_init_logit_scale(tmp_path, capsys, scale):
+    hp = tmp_path / "hp.yml"
+    hp.write_text(yaml.safe_dump({ZU: {"n_timesteps": 64, "n_envs": 1, "init_logit_scale": scale}}))
+    with pytest.raises(SystemExit) as exc:
+        train.main(["--env", ZU, "--algo", "maskable_ppo", "--hyperparams", str(hp), "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "init_logit_scale must be" in capsys.readouterr().err
+    assert not (tmp_path / "maskable_ppo").exists()
+
+
 def test_demo_and_planner_curve_commands(tmp_path, capsys):
     from quadrat_env.experiments import demo, planner_curve
 
