@@ -27,7 +27,7 @@ import yaml
 from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
 from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
-from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
@@ -72,8 +72,10 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
     for name, path in extra_models():
         rows.append(row(name, many, SB3Agent.load(path, "maskable_ppo", ZU)))
     for samples in budgets:
-        agent = PlannerAgent(ZU, samples=samples, seed=0, time_budget=60.0)
+        agent = PlannerAgent(ZU, samples=samples, seed=0, time_budget=60.0, adaptive=False)
         rows.append(row(f"planner, {samples} samples", few, agent))
+    default = f"planner (default: up to {SAMPLES} samples, stopping once settled)"
+    rows.append(row(default, few, PlannerAgent(ZU, seed=0)))
     one, bound_seeds = partial(bounds.one_level, samples=bound_samples), seeds.BENCHMARK.take(bound_deals)
     rows.append(row(f"bound: one level exact ({bound_samples} samples)", bound_seeds, one))
     rows.append(row("bound: clairvoyant solver (knows the stock)", many, bounds.clairvoyant))

@@ -282,6 +282,7 @@ def test_shared_labels_file_is_reused_and_checked(tmp_path, capsys):
 
 
 def test_how_well_table(tmp_path, monkeypatch):
+    from quadrat_env.agents.planner import SAMPLES
     from quadrat_env.experiments import how_well
 
     monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
@@ -292,7 +293,8 @@ def test_how_well_table(tmp_path, monkeypatch):
     rows = json.loads((tmp_path / "how_well.json").read_text())
     assert [r["player"] for r in rows] == [
         "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, 1 samples",
-        "planner, 2 samples", "bound: one level exact (8 samples)",
+        "planner, 2 samples", f"planner (default: up to {SAMPLES} samples, stopping once settled)",
+        "bound: one level exact (8 samples)",
         "bound: clairvoyant solver (knows the stock)"]  # fmt: skip
     assert rows[-2]["deals"] == 15
     assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)

@@ -91,7 +91,7 @@ def test_adaptive_planner_samples_in_batches_within_its_budget():
             break
         seed += 1
     fixed = PlannerAgent(ZU, samples=256, adaptive=False, seed=0)
-    adaptive = PlannerAgent(ZU, samples=256, seed=0)
+    adaptive = PlannerAgent(ZU, samples=256, adaptive=True, seed=0)
     for agent in (fixed, adaptive):
         agent.act(obs, info["action_mask"])
     assert fixed.sampled == 256 and 64 <= adaptive.sampled <= 256 and adaptive.sampled % 64 == 0
