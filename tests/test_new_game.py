@@ -298,3 +298,28 @@ def test_one_benchmark_row(tmp_path):
     rows = json.loads((tmp_path / "benchmark.json").read_text())["rows"]
     assert [r["agent"] for r in rows] == ["random", "greedy", "planner", "solver (knows the stock)"]
     assert [r["episodes"] for r in rows] == [30, 30, 5, 30] and all(r["env_id"] == TOY for r in rows)
+
+
+def test_search_copying_only_the_changing_prefix_decides_the_same():
+    """``build(..., mutable=DECK)``: the search copies only the row before the deck, which never
+    changes after the deal; every deal must be decided as with whole-row copies."""
+    from quadrat_env.core.kernel import new_memo
+
+    fast = build(deal, legal, play, cards_left, won, key, obs_size=LAYOUT.size, mutable=DECK)
+    rng, p = np.random.default_rng(0), np.zeros(1, dtype=np.int64)
+    rows = np.zeros((300, DECK + N), dtype=np.int64)
+    for row in rows:
+        deal(row, rng.permutation(np.array(PACK)), np.zeros(LAYOUT.size, dtype=np.float32), p)
+    order = np.array(TripletRules.search_order, dtype=np.int64)
+    lengths = []
+    for kernel in (TripletRules.kernel, fast):
+        out = np.zeros(len(rows), dtype=np.int64)
+        kernel.solve_rows(rows, p, order, N, new_memo(), out)
+        lengths.append(out)
+    assert np.array_equal(lengths[0], lengths[1]) and 0 < (lengths[0] >= 0).sum() < len(rows)
+
+
+@pytest.mark.parametrize("mutable", [-1, 2.5, True])
+def test_build_refuses_a_bad_mutable_prefix(mutable):
+    with pytest.raises(ValueError, match="mutable must be"):
+        build(deal, legal, play, cards_left, won, key, obs_size=LAYOUT.size, mutable=mutable)

@@ -91,6 +91,8 @@ def build(
     functions are compiled in. (Closures would do the same, but numba cannot cache a closure
     across processes; a copy with the game's functions as globals and a name of its own can be.)
     """
+    if isinstance(mutable, bool) or not isinstance(mutable, int) or mutable < 0:
+        raise ValueError(f"mutable must be an int >= 0 (0: the whole row), got {mutable!r}")
     names = {"deal": deal, "legal": legal, "play": play, "cards_left": cards_left, "won": won,
              "key": key, "OBS_SIZE": obs_size, "MUTABLE": mutable}  # fmt: skip
     tag = _tag(names)
@@ -239,7 +241,7 @@ def _search(s0, p, order, max_moves, memo, line, states, masks, tried, keys):  #
     n = order.shape[0]
     # Rows up to depth ``top`` hold s0's unchanging tail already, so a move copies only the
     # MUTABLE prefix (0: the whole row) of its parent row.
-    width = MUTABLE if MUTABLE > 0 else s0.shape[0]  # noqa: F821
+    width = min(MUTABLE, s0.shape[0]) if MUTABLE > 0 else s0.shape[0]  # noqa: F821
     states[0] = s0
     d, top, status, result = 0, 0, _ENTER, False
     while True:
