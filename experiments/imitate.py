@@ -47,6 +47,7 @@ ENV_ID = "quadrat_env/Zudecken-v0"
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHUNK = 2500  # deals per collection task; each task has its own generator, so --jobs never matters
 FEATURES = ("zudecken", "none")
+LOSSES = ("bce", "softmax")
 
 
 def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool,
@@ -147,8 +148,11 @@ def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int,
     return data
 
 
-def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int) -> float:
-    """Supervised steps on the policy (cross-entropy to winning moves) and value (winnable)."""
+def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int,
+        loss_kind: str = "bce") -> float:  # fmt: skip
+    """Supervised steps on the policy and value (winnable). ``bce``: each legal move's logit learns
+    P(the move still wins) on its own; ``softmax``: the legal moves' softmax learns the winning
+    moves' shares (a ranking within each decision, not each move's level)."""
     import torch
     from torch import nn
 
@@ -168,8 +172,13 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
             # argmax is then the move a sampling planner would pick with unlimited samples.
             logits = policy.action_net(latent_pi)
             m = mask[idx].float()
-            bce = nn.functional.binary_cross_entropy_with_logits(logits, target[idx], reduction="none")
-            loss = (bce * m).sum() / m.sum()
+            if loss_kind == "softmax":
+                share = target[idx] * m / (target[idx] * m).sum(1, keepdim=True)
+                log_p = torch.log_softmax(logits.masked_fill(m == 0, -1e9), dim=1)
+                loss = -(share * log_p).sum(1).mean()
+            else:
+                bce = nn.functional.binary_cross_entropy_with_logits(logits, target[idx], reduction="none")
+                loss = (bce * m).sum() / m.sum()
             value = policy.value_net(latent_vf).squeeze(1)
             # the value head learns how winnable the position is: its best move's label
             loss = loss + 0.5 * ((value - (target[idx] * m).amax(1)) ** 2).mean()
@@ -219,7 +228,7 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
             loss = fit(model, data, todo, config["batch_size"], config["learning_rate"],
-                       config["seed"] + 1000 * r + e)  # fmt: skip
+                       config["seed"] + 1000 * r + e, config.get("loss", "bce"))  # fmt: skip
             win_rate = validate(model)
             seconds = round(time.perf_counter() - start, 1)
             rounds.append({"round": r, "epochs": e + todo, "samples": len(data["obs"]), "loss": loss,
@@ -244,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-every", type=int, default=2, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
     p.add_argument("--features", choices=FEATURES, default="zudecken")
+    p.add_argument("--loss", choices=LOSSES, default="bce",
+                   help="bce: each move's P(still wins); softmax: the winning moves' shares per decision")
     p.add_argument("--net-arch", type=int, nargs="+", default=[256, 256], metavar="UNITS",
                    help="hidden layer sizes of the policy and value networks (default: 256 256)")
     p.add_argument("--label-samples", type=int, default=0,
@@ -272,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
               "seed": args.seed, "rounds": args.rounds, "deals_per_round": args.deals_per_round,
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
-              "net_arch": args.net_arch, "label_samples": args.label_samples,
+              "net_arch": args.net_arch, "loss": args.loss, "label_samples": args.label_samples,
               "labels": str(args.labels) if args.labels else None}  # fmt: skip
     try:
         result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs, ray=args.ray)

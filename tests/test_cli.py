@@ -22,7 +22,7 @@ GARBAGE = {
                                ["--env", ZU, "--algo", "ppo", "--init", "/nonexistent.zip"]],
     "experiments.imitate:main": [["--seed", "-1"], ["--epsilon", "2"], ["--jobs", "0"], ["--seed", "9"],
                                  ["--epsilon", "nan"], ["--deals-per-round", "x"],
-                                 ["--net-arch", "0"], ["--net-arch"]],
+                                 ["--net-arch", "0"], ["--net-arch"], ["--loss", "mse"]],
     "experiments.demo:main": [["--deals", "0"], ["--show", "-1"], ["--env", "nope"]],
     "experiments.planner_curve:main": [["--deals", "0"], ["--samples", "0"], ["--env", "CartPole-v1"],
                                        ["--time-budget", "-1"], ["--time-budget", "inf"]],

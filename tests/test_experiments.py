@@ -327,3 +327,25 @@ def test_solver_then_now_times_both_on_the_same_deals(capsys):
     assert solver_then_now.main(["--deals", "30", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "winnable in both" in out and "faster than 20c39d5" in out
+
+
+def test_softmax_imitation_loss_ranks_the_winning_moves_first():
+    """``fit(..., loss_kind="softmax")`` moves the legal moves' softmax towards the winning moves."""
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from quadrat_env.experiments import imitate
+
+    data = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
+    model = MaskablePPO("MlpPolicy", gym.make(ZU), seed=0, device="cpu")
+
+    def winning_share() -> float:  # probability the policy puts on winning moves, mean over decisions
+        obs = torch.as_tensor(data["obs"])
+        logits = model.policy.get_distribution(obs).distribution.logits.detach()
+        p = torch.softmax(logits.masked_fill(torch.as_tensor(data["mask"]) == 0, -1e9), dim=1)
+        return float((p * torch.as_tensor(data["wins"])).sum(1).mean())
+
+    before = winning_share()
+    imitate.fit(model, data, epochs=20, batch_size=64, lr=1e-3, seed=0, loss_kind="softmax")
+    assert winning_share() > before + 0.2
