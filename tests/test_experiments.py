@@ -331,11 +331,9 @@ def test_solver_then_now_times_both_on_the_same_deals(capsys):
 
 def test_softmax_imitation_loss_ranks_the_winning_moves_first():
     """``fit(..., loss_kind="softmax")`` moves the legal moves' softmax towards the winning moves."""
-    import gymnasium as gym
     import torch
-    from sb3_contrib import MaskablePPO
-
     from quadrat_env.experiments import imitate
+    from sb3_contrib import MaskablePPO
 
     data = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
     model = MaskablePPO("MlpPolicy", gym.make(ZU), seed=0, device="cpu")
