@@ -2,7 +2,8 @@
 
     python -m quadrat_env.experiments.planner_curve --deals 1000 --samples 1 4 16 32 64
 
-Writes ``<out>/planner_curve.json`` and ``<out>/planner_curve.md`` and prints the table.
+Writes ``<out>/planner_curve.json`` (with each deal's outcome, so that two runs can be compared deal by
+deal) and ``<out>/planner_curve.md`` and prints the table.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def main(argv: list[str] | None = None) -> int:
                              adaptive=args.adaptive)  # fmt: skip
         summary, episodes = evaluate(args.env, agent, seeds.PLANNER_CURVE.take(args.deals))
         decisions = sum(e.steps for e in episodes)
-        row = {**summary.as_dict(), "samples": samples,
-               "seconds_per_decision": summary.seconds / decisions}  # fmt: skip
+        row = {**summary.as_dict(), "samples": samples, "adaptive": args.adaptive,
+               "seconds_per_decision": summary.seconds / decisions,
+               "won_deals": "".join("1" if e.won else "0" for e in episodes)}  # per deal, to pair runs
         rows.append(row)
         print(f"samples {samples:>4}: won {row['wins']}/{row['episodes']} = {row['win_rate']:.2%} "
               f"[{row['ci_low']:.2%}, {row['ci_high']:.2%}], "

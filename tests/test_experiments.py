@@ -201,6 +201,9 @@ def test_demo_and_planner_curve_commands(tmp_path, capsys):
     assert len(json.loads((tmp_path / "demo.json").read_text())) == 2
     assert planner_curve.main(["--deals", "2", "--samples", "1", "2", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "planner_curve.json").read_text())
+    assert [len(r["won_deals"]) for r in rows] == [2, 2]
+    assert all(set(r["won_deals"]) <= {"0", "1"} for r in rows)
+    assert [r["won_deals"].count("1") for r in rows] == [r["wins"] for r in rows]
     assert [r["samples"] for r in rows] == [1, 2] and all(r["episodes"] == 2 for r in rows)
 
 
