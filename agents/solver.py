@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -171,26 +171,33 @@ def _main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def deal_rows(env: Any, seeds: Iterable[int]) -> np.ndarray:
+    """The state rows of the deals ``env.reset(seed=s)`` for each seed (``env``: an unwrapped env)."""
+    rows = []
+    for seed in seeds:
+        env.reset(seed=seed)
+        rows.append(env.game.to_row(env.state))
+    return np.array(rows)
+
+
 def _time_deals(env: Any, solver: Solver, deals: int, reference: bool) -> int:
     """Decide the deals ``reset(seed=0..deals-1)``; the time to deal them (the env's seeding) is
     reported apart from the time to decide them."""
     from tqdm.auto import tqdm
 
-    start, rows = time.perf_counter(), []
-    for seed in tqdm(range(deals), unit="deal", desc="dealing", disable=None):
-        env.reset(seed=seed)
-        rows.append(env.game.to_row(env.state))
+    start = time.perf_counter()
+    rows = deal_rows(env, tqdm(range(deals), unit="deal", desc="dealing", disable=None))
     dealing = time.perf_counter() - start
-    solver.winnable(np.array(rows[:1]))  # warm-up: numba compiles (or loads its cache) on first use
+    solver.winnable(rows[:1])  # warm-up: numba compiles (or loads its cache) on first use
     decided = time.perf_counter()
-    wins = int(solver.winnable(np.array(rows)).sum())  # one compiled call: the search, not Python, is timed
+    wins = int(solver.winnable(rows).sum())  # one compiled call: the search, not Python, is timed
     secs = time.perf_counter() - decided
     print(f"{env.spec.id}: {wins}/{deals} deals winnable ({wins / deals:.2%}), decided in {secs:.3f}s "
           f"({1e6 * secs / deals:.1f} µs/deal); dealing them took {dealing:.2f}s more")  # fmt: skip
     return _time_reference(env, rows, wins, secs) if reference else 0
 
 
-def _time_reference(env: Any, rows: list[np.ndarray], wins: int, secs: float) -> int:
+def _time_reference(env: Any, rows: np.ndarray, wins: int, secs: float) -> int:
     """The reference search on the same deals: its time, and whether it agrees."""
     from quadrat_env.games.quadrat.reference import SlotGame
 

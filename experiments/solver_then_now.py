@@ -42,14 +42,10 @@ print(wins, best)
 # The current one: Solver.winnable over the deals' state rows, one compiled call (warmed up first).
 _NOW = """
 import time, numpy as np, gymnasium as gym, quadrat_env
-from quadrat_env.agents.solver import Solver
+from quadrat_env.agents.solver import Solver, deal_rows
 from quadrat_env.registry import spec_for
 env = gym.make("{env_id}").unwrapped
-rows = []
-for seed in range({deals}):
-    env.reset(seed=seed)
-    rows.append(env.game.to_row(env.state))
-rows = np.array(rows)
+rows = deal_rows(env, range({deals}))
 solver = Solver(env.game, spec_for("{env_id}").greedy_is_optimal)
 solver.winnable(rows[:1])
 best = float("inf")
@@ -90,7 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             ratios = []
             for r in range(args.rounds):
-                then = _time(_THEN.format(env_id=ENV_ID, deals=args.deals), then_dir)
+                try:
+                    then = _time(_THEN.format(env_id=ENV_ID, deals=args.deals), then_dir)
+                except subprocess.CalledProcessError as err:  # e.g. a commit without the old solver API
+                    last = (err.stderr.strip().splitlines() or ["no output"])[-1]
+                    p.error(f"cannot time {args.commit!r}'s solver (agents.solver.solve_state): {last}")
                 now = _time(_NOW.format(env_id=ENV_ID, deals=args.deals), None)
                 if then[0] != now[0]:
                     print(f"they disagree: {then[0]} against {now[0]} winnable deals", file=sys.stderr)

@@ -35,7 +35,8 @@ GARBAGE = {
     "experiments.how_well:main": [["--deals", "0"], ["--budgets"], ["--budgets", "0"],
                                   ["--planner-deals", "x"]],
     "experiments.solver_then_now:main": [["--deals", "0"], ["--rounds", "-1"], ["--deals", "x"],
-                                         ["--commit", "no-such-commit"]],
+                                         ["--commit", "no-such-commit"],  # below: the first commit, no solver
+                                         ["--commit", "20af856", "--deals", "2", "--rounds", "1"]],
 }  # fmt: skip
 CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
 
