@@ -25,18 +25,21 @@ with ``MaskablePPO.load`` wherever ``quadrat_env`` is installed.
 
 from __future__ import annotations
 
+import itertools
+
 import gymnasium as gym
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from quadrat_env.games.quadrat.kernel import NUM_SLOTS, PAIR_SLOTS
+from quadrat_env.games.quadrat.kernel import GROUPS, NUM_SLOTS, PAIR_SLOTS
 from quadrat_env.games.zudecken.rules import zudecken
 
 LAYOUT = zudecken().layout  # the observation's pieces, as the env declares them
 PACK = 52
 UPCARDS = LAYOUT["upcards"].slice  # four 52-wide one-hots
 UNSEEN = LAYOUT["unseen"].slice
+PER_SLOT = (LAYOUT["suit_match"].slice, LAYOUT["rank_match"].slice)  # one entry per slot
 PAIRS = list(PAIR_SLOTS)  # actions 0-5, in action order
 EXTRA = NUM_SLOTS * 4 + NUM_SLOTS * 13 + NUM_SLOTS + len(PAIRS) * 2 + 4 + 13
 
@@ -65,6 +68,49 @@ class ZudeckenFeatures(BaseFeaturesExtractor):
         return torch.cat([observations, suit.flatten(1), rank.flatten(1), empty,
                           torch.cat(pair, -1), unseen @ self.to_suit / 13, unseen @ self.to_rank / 4],
                          dim=1)  # fmt: skip
+
+
+def _old_moves() -> torch.Tensor:
+    """``OLD[p, b]``: with the slots permuted by ``p`` (new slot ``i`` shows old slot ``p[i]``), new
+    move ``b`` takes away the cards of old move ``OLD[p, b]``; "end" (the last move) stays itself."""
+    index = {g: m for m, g in enumerate(GROUPS)}
+    table = [[index[tuple(sorted(p[i] for i in g))] for g in GROUPS] + [len(GROUPS)]
+             for p in itertools.permutations(range(NUM_SLOTS))]  # fmt: skip
+    return torch.tensor(table)
+
+
+SLOT_ORDERS = torch.tensor(list(itertools.permutations(range(NUM_SLOTS))))
+OLD_MOVES = _old_moves()
+
+
+def random_renaming(n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` random renamings for :func:`relabel`: ``cards[k, c]`` is the old card that new card ``c``
+    is (suits renamed among themselves, ranks among themselves), ``order[k]`` a row of
+    :data:`SLOT_ORDERS` (new slot ``i`` shows old slot ``SLOT_ORDERS[order[k], i]``)."""
+    suits = torch.rand(n, 4, generator=generator).argsort(1)
+    ranks = torch.rand(n, 13, generator=generator).argsort(1)
+    cards = (suits[:, :, None] * 13 + ranks[:, None, :]).reshape(n, PACK)
+    return cards, torch.randint(len(SLOT_ORDERS), (n,), generator=generator)
+
+
+def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards: torch.Tensor,
+            order: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Each decision as it looks with its suits, ranks and slots renamed (:func:`random_renaming`):
+    the same decision, so the same moves win. Zudecken's rules treat every suit alike, every rank
+    alike (cards match by equality, never by order) and every slot alike (a move refills its
+    slots with the same stock cards whichever slots they are), so imitation can train on renamed
+    copies: correctly labelled decisions its data never held. ``masks`` and ``labels`` are per
+    move; they follow the slots."""
+    n = len(obs)
+    slots = SLOT_ORDERS[order]
+    out = obs.clone()
+    up = obs[:, UPCARDS].reshape(n, NUM_SLOTS, PACK).gather(1, slots[:, :, None].expand(n, NUM_SLOTS, PACK))
+    out[:, UPCARDS] = up.gather(2, cards[:, None, :].expand(n, NUM_SLOTS, PACK)).reshape(n, -1)
+    out[:, UNSEEN] = obs[:, UNSEEN].gather(1, cards)
+    for piece in PER_SLOT:
+        out[:, piece] = obs[:, piece].gather(1, slots)
+    moves = OLD_MOVES[order]
+    return out, masks.gather(1, moves), labels.gather(1, moves)
 
 
 #: The features a config may name: nothing is imported by name from a config file.

@@ -149,11 +149,13 @@ def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int,
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int,
-        loss_kind: str = "bce") -> float:  # fmt: skip
+        loss_kind: str = "bce", augment: bool = False) -> float:  # fmt: skip
     """Supervised steps on the policy and value (winnable). ``bce``: each legal move's logit learns
     P(the move still wins) on its own; ``softmax``: the legal moves' softmax learns the winning
-    moves' shares (a ranking within each decision, not each move's level)."""
+    moves' shares (a ranking within each decision, not each move's level). ``augment``: every batch
+    with its suits, ranks and slots renamed at random (:func:`~quadrat_env.agents.features.relabel`)."""
     import torch
+    from quadrat_env.agents.features import random_renaming, relabel
     from torch import nn
 
     policy = model.policy
@@ -166,22 +168,26 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
     policy.train()
     for _ in range(epochs):
         for idx in torch.randperm(len(obs), generator=gen).split(batch_size):
-            features = policy.extract_features(obs[idx], policy.pi_features_extractor)
+            batch_obs, batch_mask, batch_target = obs[idx], mask[idx], target[idx]
+            if augment:
+                renaming = random_renaming(len(idx), gen)
+                batch_obs, batch_mask, batch_target = relabel(batch_obs, batch_mask, batch_target, *renaming)
+            features = policy.extract_features(batch_obs, policy.pi_features_extractor)
             latent_pi, latent_vf = policy.mlp_extractor(features)
             # Each legal move's logit learns P(the move still wins | what the player sees): the
             # argmax is then the move a sampling planner would pick with unlimited samples.
             logits = policy.action_net(latent_pi)
-            m = mask[idx].float()
+            m = batch_mask.float()
             if loss_kind == "softmax":
-                share = target[idx] * m / (target[idx] * m).sum(1, keepdim=True)
+                share = batch_target * m / (batch_target * m).sum(1, keepdim=True)
                 log_p = torch.log_softmax(logits.masked_fill(m == 0, -1e9), dim=1)
                 loss = -(share * log_p).sum(1).mean()
             else:
-                bce = nn.functional.binary_cross_entropy_with_logits(logits, target[idx], reduction="none")
+                bce = nn.functional.binary_cross_entropy_with_logits(logits, batch_target, reduction="none")
                 loss = (bce * m).sum() / m.sum()
             value = policy.value_net(latent_vf).squeeze(1)
             # the value head learns how winnable the position is: its best move's label
-            loss = loss + 0.5 * ((value - (target[idx] * m).amax(1)) ** 2).mean()
+            loss = loss + 0.5 * ((value - (batch_target * m).amax(1)) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -228,7 +234,8 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
             loss = fit(model, data, todo, config["batch_size"], config["learning_rate"],
-                       config["seed"] + 1000 * r + e, config.get("loss", "bce"))  # fmt: skip
+                       config["seed"] + 1000 * r + e, config.get("loss", "bce"),
+                       config.get("augment", False))  # fmt: skip
             win_rate = validate(model)
             seconds = round(time.perf_counter() - start, 1)
             rounds.append({"round": r, "epochs": e + todo, "samples": len(data["obs"]), "loss": loss,
@@ -255,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--features", choices=FEATURES, default="zudecken")
     p.add_argument("--loss", choices=LOSSES, default="bce",
                    help="bce: each move's P(still wins); softmax: the winning moves' shares per decision")
+    p.add_argument("--augment", action="store_true",
+                   help="train on copies of each decision with suits, ranks and slots renamed at random")
     p.add_argument("--net-arch", type=int, nargs="+", default=[256, 256], metavar="UNITS",
                    help="hidden layer sizes of the policy and value networks (default: 256 256)")
     p.add_argument("--label-samples", type=int, default=0,
@@ -283,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
               "seed": args.seed, "rounds": args.rounds, "deals_per_round": args.deals_per_round,
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
-              "net_arch": args.net_arch, "loss": args.loss, "label_samples": args.label_samples,
+              "net_arch": args.net_arch, "loss": args.loss, "augment": args.augment,
+              "label_samples": args.label_samples,
               "labels": str(args.labels) if args.labels else None}  # fmt: skip
     try:
         result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs, ray=args.ray)
