@@ -86,9 +86,13 @@ class Solver:
     def wins_after(self, rows: np.ndarray, moves: np.ndarray) -> np.ndarray:
         """``wins[k, i]``: does the legal move ``moves[i]`` still win the deal ``rows[k]`` (state rows;
         one row is taken as a batch of one)?"""
-        rows = np.atleast_2d(rows)
+        rows, moves = np.atleast_2d(rows), np.asarray(moves, dtype=np.int64)
+        if len(moves) and (moves.min() < 0 or moves.max() >= self.game.num_moves):
+            # the compiled search does not check: a move it has no table row for reads past the end
+            raise ValueError(f"wins_after: moves must be the game's moves 0..{self.game.num_moves - 1} "
+                             f"(not the 'end' action), got {moves.tolist()}")  # fmt: skip
         wins = np.zeros((len(rows), len(moves)), dtype=np.bool_)
-        self.game.kernel.wins_after(rows, np.asarray(moves, dtype=np.int64), self.game.params, self.order,
+        self.game.kernel.wins_after(rows, moves, self.game.params, self.order,
                                     self.game.max_moves, wins, self.memo)  # fmt: skip
         return wins
 

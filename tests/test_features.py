@@ -8,8 +8,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from quadrat_env.agents.features import EXTRA, PAIRS, ZudeckenFeatures  # noqa: E402
+from quadrat_env.agents.features import (  # noqa: E402
+    EXTRA,
+    PAIRS,
+    SLOT_ORDERS,
+    ZudeckenFeatures,
+    random_renaming,
+    relabel,
+)
+from quadrat_env.agents.solver import Solver  # noqa: E402
 
+from quadrat_env.games.quadrat import reference  # noqa: E402
 from quadrat_env.games.quadrat.kernel import EMPTY  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
@@ -63,3 +72,38 @@ def test_features_match_the_rules_state():
 def test_features_refuse_another_observation_space():
     with pytest.raises(ValueError, match="269"):
         ZudeckenFeatures(gym.make("quadrat_env/Quadrat-v0").observation_space)
+
+
+def test_renamed_decisions_are_the_decisions_of_the_renamed_deal():
+    """``relabel`` with suits, ranks and slots renamed gives what the renamed deal itself shows:
+    its observation, its legal moves and, from the solver on its true stock, its winning moves."""
+    env = gym.make(ZU).unwrapped
+    obs, states = observed_states(deals=12)
+    solver = Solver(env.game)
+    masks = np.zeros((len(obs), 12), dtype=np.int8)
+    wins = np.zeros((len(obs), 12), dtype=np.float32)
+    for k, state in enumerate(states):
+        masks[k], wins[k] = legal_and_winning(env.game, solver, state)
+    assert 0 < wins.sum() < masks.sum()  # some moves win, some do not
+    cards, order = random_renaming(len(obs), torch.Generator().manual_seed(3))
+    assert len(set(order.tolist())) > 12  # most slot orders occur
+    new_obs, new_masks, new_wins = relabel(torch.as_tensor(obs), torch.as_tensor(masks),
+                                           torch.as_tensor(wins), cards, order)  # fmt: skip
+    for k, state in enumerate(states):
+        new_of = {int(old): new for new, old in enumerate(cards[k])}  # old card -> its new name
+        slots = tuple(EMPTY if state.slots[j] == EMPTY else new_of[state.slots[j]]
+                      for j in SLOT_ORDERS[order[k]].tolist())  # fmt: skip
+        renamed = state._replace(deck=tuple(new_of[c] for c in state.deck), slots=slots)
+        assert np.array_equal(new_obs[k].numpy(), reference.observe(renamed, 52, True))
+        mask, win = legal_and_winning(env.game, solver, renamed)
+        assert np.array_equal(new_masks[k].numpy(), mask) and np.array_equal(new_wins[k].numpy(), win)
+
+
+def legal_and_winning(game, solver: Solver, state) -> tuple[np.ndarray, np.ndarray]:
+    """The action mask (the last action "end" when no group shows) and which legal moves still win."""
+    mask, win = np.zeros(12, dtype=np.int8), np.zeros(12, dtype=np.float32)
+    moves = list(game.legal_moves(state))
+    mask[moves or [11]] = 1
+    if moves:  # with no group showing, "end" is all there is and the deal is lost
+        win[moves] = solver.wins_after(game.to_row(state), np.array(moves))[0]
+    return mask, win

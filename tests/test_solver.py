@@ -177,3 +177,14 @@ def test_winnable_decides_many_deals_as_line_does_one_by_one(env_id):
         rows.append(env.game.to_row(env.state))
     expected = [solver.line_from_row(row) is not None for row in rows]
     assert solver.winnable(np.array(rows)).tolist() == expected and any(expected)
+
+
+def test_wins_after_refuses_the_end_action_and_unknown_moves():
+    """The compiled search has no table row for "end" (it would read past its tables): refused."""
+    env = gym.make("quadrat_env/Zudecken-v0").unwrapped
+    env.reset(seed=0)
+    solver, row = Solver(env.game), env.game.to_row(env.state)
+    for moves in ([11], [0, 11], [-1]):
+        with pytest.raises(ValueError, match="game's moves 0..10"):
+            solver.wins_after(row, np.array(moves))
+    assert solver.wins_after(row, np.array([], dtype=np.int64)).shape == (1, 0)
