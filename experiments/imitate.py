@@ -149,11 +149,12 @@ def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int,
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int,
-        loss_kind: str = "bce", augment: bool = False) -> float:  # fmt: skip
+        loss_kind: str = "bce", augment: bool = False, lr_end: float | None = None) -> float:  # fmt: skip
     """Supervised steps on the policy and value (winnable). ``bce``: each legal move's logit learns
     P(the move still wins) on its own; ``softmax``: the legal moves' softmax learns the winning
     moves' shares (a ranking within each decision, not each move's level). ``augment``: every batch
-    with its suits, ranks and slots renamed at random (:func:`~quadrat_env.agents.features.relabel`)."""
+    with its suits, ranks and slots renamed at random (:func:`~quadrat_env.agents.features.relabel`).
+    ``lr_end``: the learning rate moves linearly from ``lr`` to it over the steps (default: constant)."""
     import torch
     from quadrat_env.agents.features import random_renaming, relabel
     from torch import nn
@@ -165,6 +166,9 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
     target = torch.as_tensor(data["wins"])
     gen = torch.Generator().manual_seed(seed)
     loss_value = float("nan")
+    steps = epochs * -(-len(obs) // batch_size)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda t: 1 + ((lr if lr_end is None else lr_end) / lr - 1) * t / steps)
     policy.train()
     for _ in range(epochs):
         for idx in torch.randperm(len(obs), generator=gen).split(batch_size):
@@ -191,9 +195,19 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            schedule.step()
             loss_value = float(loss.detach())
     policy.eval()
     return loss_value
+
+
+def _learning_rate(config: dict[str, Any], epoch: float) -> float:
+    """The learning rate ``epoch`` epochs into a round: constant, or ``cosine`` from the configured
+    rate down to 1% of it at the round's end (each round's new data starts high again)."""
+    lr = config["learning_rate"]
+    if config.get("lr_decay", "none") == "none":
+        return lr
+    return lr * (0.01 + 0.99 * 0.5 * (1 + np.cos(np.pi * epoch / config["epochs"])))
 
 
 def validate(model: Any) -> float:
@@ -233,9 +247,9 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
-            loss = fit(model, data, todo, config["batch_size"], config["learning_rate"],
-                       config["seed"] + 1000 * r + e, config.get("loss", "bce"),
-                       config.get("augment", False))  # fmt: skip
+            lr = [_learning_rate(config, x) for x in (e, e + todo)]
+            loss = fit(model, data, todo, config["batch_size"], lr[0], config["seed"] + 1000 * r + e,
+                       config.get("loss", "bce"), config.get("augment", False), lr[1])  # fmt: skip
             win_rate = validate(model)
             seconds = round(time.perf_counter() - start, 1)
             rounds.append({"round": r, "epochs": e + todo, "samples": len(data["obs"]), "loss": loss,
@@ -264,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="bce: each move's P(still wins); softmax: the winning moves' shares per decision")
     p.add_argument("--augment", action="store_true",
                    help="train on copies of each decision with suits, ranks and slots renamed at random")
+    p.add_argument("--lr-decay", choices=("none", "cosine"), default="none",
+                   help="learning rate over each round's epochs: constant, or cosine down to 1%%")
     p.add_argument("--net-arch", type=int, nargs="+", default=[256, 256], metavar="UNITS",
                    help="hidden layer sizes of the policy and value networks (default: 256 256)")
     p.add_argument("--label-samples", type=int, default=0,
@@ -293,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
               "epochs": args.epochs, "eval_every": args.eval_every, "epsilon": args.epsilon,
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
               "net_arch": args.net_arch, "loss": args.loss, "augment": args.augment,
+              "lr_decay": args.lr_decay,
               "label_samples": args.label_samples,
               "labels": str(args.labels) if args.labels else None}  # fmt: skip
     try:

@@ -350,3 +350,41 @@ def test_softmax_imitation_loss_ranks_the_winning_moves_first():
     before = winning_share()
     imitate.fit(model, data, epochs=20, batch_size=64, lr=1e-3, seed=0, loss_kind="softmax")
     assert winning_share() > before + 0.2
+
+
+def test_imitation_learning_rate_schedules():
+    from quadrat_env.experiments import imitate
+
+    config = {"learning_rate": 1e-3, "epochs": 8}
+    assert [imitate._learning_rate(config, e) for e in (0, 4, 8)] == [1e-3] * 3  # no decay: constant
+    config["lr_decay"] = "cosine"
+    start, middle, end = (imitate._learning_rate(config, e) for e in (0, 4, 8))
+    assert start == pytest.approx(1e-3) and middle == pytest.approx(0.505e-3) and end == pytest.approx(1e-5)
+
+
+def test_augmented_imitation_learns_what_holds_under_renaming():
+    """``fit(augment=True)`` trains on renamed copies only: on 237 decisions the plain fit learns the
+    decisions as recorded (its first choice wins far more often there than on renamed copies of the
+    same decisions), the augmented fit does as well on both, and better than before training."""
+    import torch
+    from quadrat_env.agents.features import policy_kwargs_with, random_renaming, relabel
+    from quadrat_env.experiments import imitate
+    from sb3_contrib import MaskablePPO
+
+    data = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
+    recorded = tuple(torch.as_tensor(data[k]) for k in ("obs", "mask", "wins"))
+    renamed = relabel(*recorded, *random_renaming(len(recorded[0]), torch.Generator().manual_seed(9)))
+
+    def first_choice_wins(model, obs, mask, wins) -> float:  # share of decisions whose argmax still wins
+        logits = model.policy.get_distribution(obs).distribution.logits.detach()
+        return float(wins.gather(1, logits.masked_fill(mask == 0, -1e9).argmax(1, keepdim=True)).mean())
+
+    scores = {}
+    for augment in (False, True):
+        model = MaskablePPO("MlpPolicy", gym.make(ZU), seed=0, device="cpu",
+                            policy_kwargs=policy_kwargs_with("zudecken", None))  # fmt: skip
+        untrained = first_choice_wins(model, *renamed)
+        imitate.fit(model, data, epochs=20, batch_size=64, lr=1e-3, seed=0, augment=augment, lr_end=1e-4)
+        scores[augment] = [first_choice_wins(model, *recorded), first_choice_wins(model, *renamed)]
+    assert scores[False][0] - scores[False][1] > 0.15
+    assert abs(scores[True][0] - scores[True][1]) < 0.05 and scores[True][1] > untrained + 0.03
