@@ -70,6 +70,55 @@ class ZudeckenFeatures(BaseFeaturesExtractor):
                          dim=1)  # fmt: skip
 
 
+#: KEEP[m, i]: move m (a group of GROUPS) leaves slot i showing; KEEP_PAIR[m, p]: it leaves both
+#: slots of pair p showing.
+KEEP = torch.tensor([[float(i not in g) for i in range(NUM_SLOTS)] for g in GROUPS])
+KEEP_PAIR = torch.tensor([[float(i not in g and j not in g) for i, j in PAIRS] for g in GROUPS])
+MOVE_EXTRA = len(GROUPS) * 5
+
+
+class ZudeckenMoveFeatures(ZudeckenFeatures):
+    """:class:`ZudeckenFeatures` plus, per group move, what the table keeps after it (the cards it
+    does not take away), so the network need not work that out for each move from the slots:
+
+    ======================  ========================================================================
+    per move (11 x 5)       meaning
+    ======================  ========================================================================
+    kept matching pairs     pairs of kept upcards that match each other (a move that stays open) / 3
+    kept cards              kept upcards / 3
+    kept matches            unseen cards matching a kept upcard (suit or rank), summed / 45
+    weakest kept card       the fewest unseen cards any kept upcard matches / 15 (1 if none kept)
+    stranded kept cards     kept upcards that no unseen card and no other kept card matches / 3
+    ======================  ========================================================================
+    """
+
+    def __init__(self, observation_space: gym.spaces.Box) -> None:
+        super().__init__(observation_space)
+        self._features_dim += MOVE_EXTRA
+        self.register_buffer("keep", KEEP, persistent=False)
+        self.register_buffer("keep_pair", KEEP_PAIR, persistent=False)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        base = super().forward(observations)
+        n, extra = len(observations), base[:, LAYOUT.size :]
+        present = 1.0 - extra[:, 68:72]  # slot shows a card
+        pair = extra[:, 72:84].reshape(n, len(PAIRS), 2).amax(-1)  # slot pair matches in suit or rank
+        # unseen cards matching each upcard: its suit's (obs: / 12) plus its rank's (obs: / 3)
+        matches = (observations[:, PER_SLOT[0]] * 12 + observations[:, PER_SLOT[1]] * 3) * present
+        kept = present[:, None, :] * self.keep  # (n, 11, 4)
+        partner = torch.zeros_like(present[:, None, :].expand(n, len(GROUPS), NUM_SLOTS)).clone()
+        for p, (i, j) in enumerate(PAIRS):  # a kept card with a kept match
+            both = self.keep_pair[:, p] * pair[:, p : p + 1]
+            partner[:, :, i] = torch.maximum(partner[:, :, i], both)
+            partner[:, :, j] = torch.maximum(partner[:, :, j], both)
+        weakest = torch.where(kept > 0, matches[:, None, :], torch.full_like(kept, 15.0)).amin(-1)
+        stranded = (kept * (matches[:, None, :] == 0) * (1 - partner)).sum(-1)
+        per_move = torch.stack([pair @ self.keep_pair.T / 3, kept.sum(-1) / 3,
+                                (kept * matches[:, None, :]).sum(-1) / 45, weakest.clamp(max=15) / 15,
+                                stranded / 3], dim=-1)  # fmt: skip
+        return torch.cat([base, per_move.flatten(1)], dim=1)
+
+
 def _old_moves() -> torch.Tensor:
     """``OLD[p, b]``: with the slots permuted by ``p`` (new slot ``i`` shows old slot ``p[i]``), new
     move ``b`` takes away the cards of old move ``OLD[p, b]``; "end" (the last move) stays itself."""
@@ -114,15 +163,16 @@ def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards:
 
 
 #: The features a config may name: nothing is imported by name from a config file.
-NAMES = ("zudecken", "none")
+NAMES = ("zudecken", "zudecken-moves", "none")
+EXTRACTORS = {"zudecken": ZudeckenFeatures, "zudecken-moves": ZudeckenMoveFeatures}
 
 
 def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:
     """``policy_kwargs`` plus the features extractor a config names (``None`` or "none": the plain
     observation)."""
     if features not in (None, *NAMES):
-        raise ValueError(f"features must be 'zudecken' or 'none', got {features!r}")
+        raise ValueError(f"features must be one of {list(NAMES)}, got {features!r}")
     kwargs = dict(policy_kwargs or {})
-    if features == "zudecken":
-        kwargs["features_extractor_class"] = ZudeckenFeatures
+    if features in EXTRACTORS:
+        kwargs["features_extractor_class"] = EXTRACTORS[features]
     return kwargs

@@ -51,10 +51,10 @@ def algorithm(algo: str) -> Any:
 
 def _known_classes() -> dict[str, Any]:
     import torch
-    from quadrat_env.agents.features import ZudeckenFeatures
+    from quadrat_env.agents.features import EXTRACTORS
 
     # models saved before the agents moved under quadrat_env name the class by its old module
-    known: dict[str, Any] = {f"<class '{module}.ZudeckenFeatures'>": ZudeckenFeatures
+    known: dict[str, Any] = {f"<class '{module}.{cls.__name__}'>": cls for cls in EXTRACTORS.values()
                              for module in ("quadrat_env.agents.features", "agents.features")}  # fmt: skip
     for act in (torch.nn.ReLU, torch.nn.Tanh, torch.nn.ELU, torch.nn.LeakyReLU, torch.optim.Adam,
                 torch.optim.RMSprop, torch.optim.AdamW, torch.optim.SGD):

@@ -37,6 +37,7 @@ import gymnasium as gym
 import numpy as np
 import yaml
 from quadrat_env.agents import evaluate
+from quadrat_env.agents.features import NAMES as FEATURE_NAMES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
@@ -46,7 +47,6 @@ from quadrat_env import seeds
 ENV_ID = "quadrat_env/Zudecken-v0"
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHUNK = 2500  # deals per collection task; each task has its own generator, so --jobs never matters
-FEATURES = ("zudecken", "none")
 LOSSES = ("bce", "softmax")
 
 
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=16, help="passes over the data, per round")
     p.add_argument("--eval-every", type=int, default=2, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
-    p.add_argument("--features", choices=FEATURES, default="zudecken")
+    p.add_argument("--features", choices=FEATURE_NAMES, default="zudecken")
     p.add_argument("--loss", choices=LOSSES, default="bce",
                    help="bce: each move's P(still wins); softmax: the winning moves' shares per decision")
     p.add_argument("--augment", action="store_true",

@@ -13,13 +13,14 @@ from quadrat_env.agents.features import (  # noqa: E402
     PAIRS,
     SLOT_ORDERS,
     ZudeckenFeatures,
+    ZudeckenMoveFeatures,
     random_renaming,
     relabel,
 )
 from quadrat_env.agents.solver import Solver  # noqa: E402
 
 from quadrat_env.games.quadrat import reference  # noqa: E402
-from quadrat_env.games.quadrat.kernel import EMPTY  # noqa: E402
+from quadrat_env.games.quadrat.kernel import EMPTY, GROUPS  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 
@@ -107,3 +108,28 @@ def legal_and_winning(game, solver: Solver, state) -> tuple[np.ndarray, np.ndarr
     if moves:  # with no group showing, "end" is all there is and the deal is lost
         win[moves] = solver.wins_after(game.to_row(state), np.array(moves))[0]
     return mask, win
+
+
+def test_move_features_describe_what_each_move_keeps():
+    obs, states = observed_states()
+    extractor = ZudeckenMoveFeatures(gym.make(ZU).observation_space)
+    out = extractor(torch.as_tensor(obs)).numpy()
+    assert out.shape[1] == extractor.features_dim == 269 + EXTRA + 55
+    assert np.array_equal(out[:, : 269 + EXTRA], ZudeckenFeatures(gym.make(ZU).observation_space)(
+        torch.as_tensor(obs)).numpy())  # fmt: skip
+    per_move = out[:, 269 + EXTRA :].reshape(len(obs), len(GROUPS), 5)
+
+    def match(a: int, b: int) -> bool:
+        return a // 13 == b // 13 or a % 13 == b % 13
+
+    for k, state in enumerate(states):
+        unseen = state.deck[state.next :]
+        for m, group in enumerate(GROUPS):
+            kept = [state.slots[i] for i in range(4) if i not in group and state.slots[i] != EMPTY]
+            pairs = sum(match(a, b) for x, a in enumerate(kept) for b in kept[x + 1 :])
+            matches = [sum(match(c, u) for u in unseen) for c in kept]
+            stranded = sum(n == 0 and not any(match(c, d) for d in kept if d != c)
+                           for c, n in zip(kept, matches, strict=True))  # fmt: skip
+            weakest = min(matches, default=15) / 15
+            expected = [pairs / 3, len(kept) / 3, sum(matches) / 45, weakest, stranded / 3]
+            assert np.allclose(per_move[k, m], expected, atol=1e-5), (state, group)
