@@ -42,6 +42,9 @@ UNSEEN = LAYOUT["unseen"].slice
 PER_SLOT = (LAYOUT["suit_match"].slice, LAYOUT["rank_match"].slice)  # one entry per slot
 PAIRS = list(PAIR_SLOTS)  # actions 0-5, in action order
 EXTRA = NUM_SLOTS * 4 + NUM_SLOTS * 13 + NUM_SLOTS + len(PAIRS) * 2 + 4 + 13
+#: Where the "slot empty" and "pair match" pieces sit in the extra features (after the observation).
+EMPTY_AT = slice(NUM_SLOTS * 17, NUM_SLOTS * 18)
+PAIR_AT = slice(EMPTY_AT.stop, EMPTY_AT.stop + len(PAIRS) * 2)
 
 
 class ZudeckenFeatures(BaseFeaturesExtractor):
@@ -74,6 +77,8 @@ class ZudeckenFeatures(BaseFeaturesExtractor):
 #: slots of pair p showing.
 KEEP = torch.tensor([[float(i not in g) for i in range(NUM_SLOTS)] for g in GROUPS])
 KEEP_PAIR = torch.tensor([[float(i not in g and j not in g) for i, j in PAIRS] for g in GROUPS])
+#: IN_PAIR[p, i]: slot i is one of pair p's two slots.
+IN_PAIR = torch.tensor([[float(i in pair) for i in range(NUM_SLOTS)] for pair in PAIRS])
 MOVE_EXTRA = len(GROUPS) * 5
 
 
@@ -97,20 +102,18 @@ class ZudeckenMoveFeatures(ZudeckenFeatures):
         self._features_dim += MOVE_EXTRA
         self.register_buffer("keep", KEEP, persistent=False)
         self.register_buffer("keep_pair", KEEP_PAIR, persistent=False)
+        self.register_buffer("in_pair", IN_PAIR, persistent=False)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
         base = super().forward(observations)
         n, extra = len(observations), base[:, LAYOUT.size :]
-        present = 1.0 - extra[:, 68:72]  # slot shows a card
-        pair = extra[:, 72:84].reshape(n, len(PAIRS), 2).amax(-1)  # slot pair matches in suit or rank
+        present = 1.0 - extra[:, EMPTY_AT]  # slot shows a card
+        pair = extra[:, PAIR_AT].reshape(n, len(PAIRS), 2).amax(-1)  # slot pair matches in suit or rank
         # unseen cards matching each upcard: its suit's (obs: / 12) plus its rank's (obs: / 3)
         matches = (observations[:, PER_SLOT[0]] * 12 + observations[:, PER_SLOT[1]] * 3) * present
         kept = present[:, None, :] * self.keep  # (n, 11, 4)
-        partner = torch.zeros_like(present[:, None, :].expand(n, len(GROUPS), NUM_SLOTS)).clone()
-        for p, (i, j) in enumerate(PAIRS):  # a kept card with a kept match
-            both = self.keep_pair[:, p] * pair[:, p : p + 1]
-            partner[:, :, i] = torch.maximum(partner[:, :, i], both)
-            partner[:, :, j] = torch.maximum(partner[:, :, j], both)
+        # partner[n, m, i]: after move m, slot i's card has a kept card that matches it
+        partner = ((self.keep_pair * pair[:, None, :]) @ self.in_pair).clamp(max=1)
         weakest = torch.where(kept > 0, matches[:, None, :], torch.full_like(kept, 15.0)).amin(-1)
         stranded = (kept * (matches[:, None, :] == 0) * (1 - partner)).sum(-1)
         per_move = torch.stack([pair @ self.keep_pair.T / 3, kept.sum(-1) / 3,
