@@ -9,8 +9,8 @@ Each run gets a folder (default ``runs/<algo>/<Name>-seed<k>``) holding the reso
 ``--eval-every STEPS`` plays ``--eval-deals`` validation deals (never the benchmark's) deterministically
 every STEPS steps and appends the win rate with its Wilson interval to ``curve.csv``: the learning
 curve. The YAML key ``features: zudecken`` gives the policy
-:class:`quadrat_env.agents.features.ZudeckenFeatures` (the only named extractor; nothing is imported
-by name from the YAML).
+:class:`quadrat_env.agents.features.ZudeckenFeatures` (``zudecken-moves``: ``ZudeckenMoveFeatures``;
+only names from ``agents.features.NAMES``, nothing is imported by name from the YAML).
 """
 
 from __future__ import annotations
