@@ -239,14 +239,16 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
     for r in range(config["rounds"]):
         todo = deals[r * per_round : (r + 1) * per_round]
         behaviour = None
+        if r == 0 and config.get("behaviour"):  # round 0 plays a given policy, not the winning moves
+            behaviour = Path(config["behaviour"]).read_bytes()
         if r > 0:  # the workers get the current network as its saved file's bytes (no shared disk needed)
             model.save(run_dir / "behaviour.zip")
             behaviour = (run_dir / "behaviour.zip").read_bytes()
         if r == 0 and config.get("labels"):  # the first round's labels, shared between training seeds
             new = shared_labels(Path(config["labels"]), todo, config, jobs, ray)
         else:
-            new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), r == 0, jobs,
-                                   config.get("label_samples", 0), ray)  # fmt: skip
+            new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), behaviour is None,
+                                   jobs, config.get("label_samples", 0), ray)  # fmt: skip
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
@@ -289,6 +291,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label-samples", type=int, default=0,
                    help="label each move with its win share over this many sampled unseen orders "
                         "(0: whether it wins the true deal)")
+    p.add_argument("--behaviour", type=Path, metavar="MODEL",
+                   help="round 0 plays this MaskablePPO model (10%% random moves) instead of following "
+                        "winning moves: labels where a player that cannot see the stock goes")
     p.add_argument("--labels", type=Path,
                    help="round 0's labels: loaded from this .npz if it exists, else made and saved there")
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
@@ -298,6 +303,15 @@ def main(argv: list[str] | None = None) -> int:
     check_ray_argument(p, args)
     if args.label_samples < 0:
         p.error("--label-samples must be >= 0")
+    if args.behaviour:
+        if args.labels:
+            p.error("--behaviour and --labels exclude each other (shared labels follow winning moves)")
+        from quadrat_env.agents.safe_load import load_model
+
+        try:  # an untrusted file: loaded without unpickling, and refused before any work
+            load_model(args.behaviour, "maskable_ppo", ENV_ID)
+        except Exception as err:  # noqa: BLE001 - any reason it cannot play is one line
+            p.error(f"--behaviour {args.behaviour}: {err}")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
     if min(args.net_arch) < 1:
@@ -315,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
               "net_arch": args.net_arch, "loss": args.loss, "augment": args.augment,
               "lr_decay": args.lr_decay,
               "label_samples": args.label_samples,
-              "labels": str(args.labels) if args.labels else None}  # fmt: skip
+              "labels": str(args.labels) if args.labels else None,
+              "behaviour": str(args.behaviour) if args.behaviour else None}  # fmt: skip
     try:
         result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs, ray=args.ray)
     except (OSError, ValueError, KeyError) as err:  # a labels file that is not ours
