@@ -110,6 +110,29 @@ def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
         publish.publish(tmp_path, tmp_path / "models")
 
 
+def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
+    """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
+    moves: exactly its own play), and the run's config names it."""
+    from quadrat_env.experiments import imitate
+
+    path = models / "Zudecken-maskable_ppo.zip"
+    data = imitate.collect(path.read_bytes(), range(700, 710), 0.0, np.random.default_rng(0), first=False)
+    model, env, reached = SB3Agent.load(path, "maskable_ppo", ZU).model, gym.make(ZU), []
+    for seed in range(700, 710):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            reached.append(obs)
+            mask = info["action_mask"].astype(bool)
+            action = int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+            obs, _, done, _, info = env.step(action)
+    labelled = {o.tobytes() for o in data["obs"]}
+    assert labelled and labelled <= {o.tobytes() for o in reached}
+    imitate.main(["--rounds", "1", "--deals-per-round", "20", "--epochs", "1", "--behaviour", str(path),
+                  "--out", str(tmp_path)])  # fmt: skip
+    assert yaml.safe_load((tmp_path / "Zudecken-seed0" / "config.yml").read_text())["behaviour"] == str(path)
+
+
 @pytest.mark.parametrize("algo", train.ALGOS)
 def test_training_is_reproducible_from_config_and_seed(tmp_path, algo):
     import torch
