@@ -26,6 +26,8 @@ GARBAGE = {
                                  ["--lr-decay", "linear"], ["--features", "moves"], ["--augment", "yes"],
                                  ["--behaviour", "/nonexistent.zip"],
                                  ["--behaviour", "/nonexistent.zip", "--labels", "/tmp/x.npz"]],
+    "experiments.regret:main": [[], ["--agent", "smart"], ["--model", "/nonexistent.zip"], ["--deals", "0"],
+                                ["--agent", "greedy", "--samples", "1"]],
     "experiments.demo:main": [["--deals", "0"], ["--show", "-1"], ["--env", "nope"]],
     "experiments.planner_curve:main": [["--deals", "0"], ["--samples", "0"], ["--env", "CartPole-v1"],
                                        ["--time-budget", "-1"], ["--time-budget", "inf"]],

@@ -411,3 +411,19 @@ def test_augmented_imitation_learns_what_holds_under_renaming():
         scores[augment] = [first_choice_wins(model, *recorded), first_choice_wins(model, *renamed)]
     assert scores[False][0] - scores[False][1] > 0.15
     assert abs(scores[True][0] - scores[True][1]) < 0.05 and scores[True][1] > untrained + 0.03
+
+
+def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
+    """Greedy's regret: every decision with a choice is counted once, the bins add up to "all", and
+    a choice of the best estimate has regret 0 (none is negative)."""
+    from quadrat_env.experiments import regret
+
+    out = tmp_path / "regret.json"
+    assert regret.main(["--agent", "greedy", "--deals", "15", "--samples", "32", "--out", str(out),
+                        "--no-progress"]) == 0  # fmt: skip
+    saved = json.loads(out.read_text())
+    rows, values = saved["table"], np.array(saved["regret"])
+    assert rows[-1]["count"] == len(values) == sum(r["count"] for r in rows[:-1]) > 0
+    assert values.min() >= 0 and values.max() > 0
+    assert rows[-1]["per_deal"] == pytest.approx(values.sum() / 15)
+    assert max(saved["stock"]) <= 48 and "| all |" in capsys.readouterr().out
