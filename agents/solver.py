@@ -96,6 +96,12 @@ class Solver:
                                     self.game.max_moves, wins, self.memo)  # fmt: skip
         return wins
 
+    def win_shares(self, observation: np.ndarray, moves: np.ndarray, rng: np.random.Generator,
+                   samples: int) -> np.ndarray:  # fmt: skip
+        """Per legal move, the share of ``samples`` random orders of the unseen cards in which it still
+        wins: what a player who sees ``observation`` can know of it (the true stock is not read)."""
+        return self.wins_after(self.game.determinize_many(observation, rng, samples), moves).mean(axis=0)
+
     def _greedy_line(self, row: np.ndarray) -> list[int] | None:
         game, row = self.game, row.copy()
         kernel, scratch = game.kernel, np.zeros(game.layout.size, dtype=np.float32)

@@ -78,8 +78,7 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
             wins = np.zeros(len(mask), dtype=np.float32)
             if len(moves) > 1:
                 if label_samples:
-                    worlds = env.game.determinize_many(obs, rng, label_samples)
-                    wins[moves] = solver.wins_after(worlds, moves).mean(axis=0)
+                    wins[moves] = solver.win_shares(obs, moves, rng, label_samples)
                 else:
                     wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
                 if wins[moves].min() < wins[moves].max():  # some moves better than others

@@ -49,7 +49,7 @@ def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = 
             action = int(agent.predict(obs, action_masks=mask, deterministic=True)[0])
             moves = np.flatnonzero(mask)
             if len(moves) > 1:
-                share = solver.wins_after(env.game.determinize_many(obs, rng, samples), moves).mean(axis=0)
+                share = solver.win_shares(obs, moves, rng, samples)
                 regret.append(float(share.max() - share[np.searchsorted(moves, action)]))
                 stock.append(env.state.stock_size)
             obs, reward, done, _, info = env.step(action)
