@@ -43,7 +43,7 @@ PER_SLOT = (LAYOUT["suit_match"].slice, LAYOUT["rank_match"].slice)  # one entry
 PAIRS = list(PAIR_SLOTS)  # actions 0-5, in action order
 EXTRA = NUM_SLOTS * 4 + NUM_SLOTS * 13 + NUM_SLOTS + len(PAIRS) * 2 + 4 + 13
 #: Where the "slot empty" and "pair match" pieces sit in the extra features (after the observation).
-EMPTY_AT = slice(NUM_SLOTS * 17, NUM_SLOTS * 18)
+EMPTY_AT = slice(NUM_SLOTS * (4 + 13), NUM_SLOTS * (4 + 13 + 1))  # after slot suit and slot rank
 PAIR_AT = slice(EMPTY_AT.stop, EMPTY_AT.stop + len(PAIRS) * 2)
 
 

@@ -81,8 +81,8 @@ def test_renamed_decisions_are_the_decisions_of_the_renamed_deal():
     env = gym.make(ZU).unwrapped
     obs, states = observed_states(deals=12)
     solver = Solver(env.game)
-    masks = np.zeros((len(obs), 12), dtype=np.int8)
-    wins = np.zeros((len(obs), 12), dtype=np.float32)
+    masks = np.zeros((len(obs), env.game.num_moves + 1), dtype=np.int8)
+    wins = np.zeros(masks.shape, dtype=np.float32)
     for k, state in enumerate(states):
         masks[k], wins[k] = legal_and_winning(env.game, solver, state)
     assert 0 < wins.sum() < masks.sum()  # some moves win, some do not
@@ -102,9 +102,9 @@ def test_renamed_decisions_are_the_decisions_of_the_renamed_deal():
 
 def legal_and_winning(game, solver: Solver, state) -> tuple[np.ndarray, np.ndarray]:
     """The action mask (the last action "end" when no group shows) and which legal moves still win."""
-    mask, win = np.zeros(12, dtype=np.int8), np.zeros(12, dtype=np.float32)
+    mask, win = np.zeros(game.num_moves + 1, dtype=np.int8), np.zeros(game.num_moves + 1, dtype=np.float32)
     moves = list(game.legal_moves(state))
-    mask[moves or [11]] = 1
+    mask[moves or [game.num_moves]] = 1
     if moves:  # with no group showing, "end" is all there is and the deal is lost
         win[moves] = solver.wins_after(game.to_row(state), np.array(moves))[0]
     return mask, win
