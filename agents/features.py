@@ -122,6 +122,106 @@ class ZudeckenMoveFeatures(ZudeckenFeatures):
         return torch.cat([base, per_move.flatten(1)], dim=1)
 
 
+#: MEMBER[m, i]: move m (a group of GROUPS) covers slot i.
+MEMBER = 1.0 - KEEP
+#: The afterstate network's size, fixed so that a saved model needs no extractor arguments.
+AFTER_CHANNELS, AFTER_LAYERS, AFTER_HIDDEN = 32, 4, 64
+#: The score of a move the afterstate network does not evaluate (not a coverable group, or "end"):
+#: a logit of "this move does not win"; the action mask decides legality, not this.
+UNSCORED = -10.0
+
+
+class SuitRankLayer(nn.Module):
+    """One exchangeable layer over the 4 x 13 suit-by-rank grid (Hartford et al., 2018, "Deep models
+    of interactions across sets"): a cell's new features see its own, its suit's mean, its rank's
+    mean and the whole grid's mean. Renaming suits or ranks permutes its output the same way, and
+    "same suit" and "same rank" are exactly what Zudecken's matches ask."""
+
+    def __init__(self, inputs: int, outputs: int) -> None:
+        super().__init__()
+        self.own = nn.Linear(inputs, outputs)
+        self.suit, self.rank, self.grid = (nn.Linear(inputs, outputs, bias=False) for _ in range(3))
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:  # h: (n, 4 suits, 13 ranks, channels)
+        return (self.own(h) + self.suit(h.mean(2, keepdim=True)) + self.rank(h.mean(1, keepdim=True))
+                + self.grid(h.mean((1, 2), keepdim=True)))  # fmt: skip
+
+
+class ZudeckenAfterstates(BaseFeaturesExtractor):
+    """Each move's logit, scored by one network from what the table is after the move.
+
+    After a group is covered, what decides the rest of the deal is the set of upcards the move
+    keeps and the set of unseen cards (the covered slots refill from a random order of them, and
+    slots are all alike). So one network ``V(kept, unseen)`` scores every move, learning from all
+    moves of all decisions at once, on the 4 x 13 suit-by-rank grid with 4 channels per card:
+    unseen, kept, stock size / 48, kept upcards / 4; four residual :class:`SuitRankLayer` layers
+    of 32 channels, then the grid's mean and the kept cards' sum into a 64-unit head.
+
+    Output (12 features, the move logits): entry ``m`` < 11 is ``V`` after move ``m`` when group
+    ``m`` can be covered (every card in it matches another in suit or rank), else
+    :data:`UNSCORED`, as is entry 11 ("end"). Use it with ``net_arch=[]`` and the action net set
+    to pass the scores through (:func:`scores_as_logits`).
+    """
+
+    def __init__(self, observation_space: gym.spaces.Box) -> None:
+        if observation_space.shape != (LAYOUT.size,):
+            raise ValueError(f"ZudeckenAfterstates expects Zudecken's (269,) observation, got "
+                             f"{observation_space.shape}")  # fmt: skip
+        super().__init__(observation_space, features_dim=len(GROUPS) + 1)
+        a, b = torch.arange(PACK)[:, None], torch.arange(PACK)
+        same = (a // 13 == b // 13) | (a % 13 == b % 13)  # cards that match in suit or rank
+        self.register_buffer("same", same.float(), persistent=False)
+        self.register_buffer("other", 1 - torch.eye(NUM_SLOTS), persistent=False)  # not its own match
+        self.register_buffer("keep", KEEP, persistent=False)
+        self.register_buffer("member", MEMBER, persistent=False)
+        widths = [4] + [AFTER_CHANNELS] * AFTER_LAYERS
+        self.layers = nn.ModuleList(SuitRankLayer(i, o) for i, o in zip(widths, widths[1:], strict=False))
+        self.head = nn.Sequential(nn.Linear(2 * AFTER_CHANNELS, AFTER_HIDDEN), nn.ReLU(),
+                                  nn.Linear(AFTER_HIDDEN, 1))  # fmt: skip
+
+    def coverable(self, up: torch.Tensor) -> torch.Tensor:
+        """(n, 11) bool: every card of the group matches another card of it (the rules' legal groups)."""
+        match = (up @ self.same @ up.transpose(1, 2)) * self.other  # (n, 4, 4), 0 if empty
+        partner = (match[:, None] * self.member[None, :, None, :]).sum(-1) > 0  # (n, 11, 4)
+        return (partner | (self.member == 0)).all(-1)
+
+    def grid(self, observations: torch.Tensor, rows: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+        """The afterstates of ``moves`` in ``observations[rows]``: (k, 4, 13, 4)."""
+        obs = observations[rows]
+        kept = (obs[:, UPCARDS].reshape(-1, NUM_SLOTS, PACK) * self.keep[moves][:, :, None]).sum(1)
+        unseen = obs[:, UNSEEN]
+        scalars = torch.stack([unseen.sum(1) / 48, kept.sum(1) / 4], 1)[:, None, :].expand(-1, PACK, 2)
+        return torch.cat([torch.stack([unseen, kept], -1), scalars], -1).reshape(-1, 4, 13, 4)
+
+    def value(self, grid: torch.Tensor) -> torch.Tensor:
+        """The logit that the deal can still be won from each afterstate."""
+        h = grid
+        for depth, layer in enumerate(self.layers):
+            out = torch.relu(layer(h))
+            h = out if depth == 0 else h + out
+        kept = grid[..., 1:2]
+        return self.head(torch.cat([h.mean((1, 2)), (h * kept).sum((1, 2)) / NUM_SLOTS], -1)).squeeze(-1)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        up = observations[:, UPCARDS].reshape(-1, NUM_SLOTS, PACK)
+        rows, moves = torch.nonzero(self.coverable(up), as_tuple=True)  # only moves that exist are scored
+        scores = torch.full((len(observations), self.features_dim), UNSCORED, dtype=observations.dtype,
+                            device=observations.device)  # fmt: skip
+        scores[rows, moves] = self.value(self.grid(observations, rows, moves))
+        return scores
+
+
+def scores_as_logits(policy: nn.Module) -> None:
+    """For a policy whose features are :class:`ZudeckenAfterstates`' move scores (``net_arch=[]``):
+    the action net passes them through as the logits (identity, not trained)."""
+    if not isinstance(policy.features_extractor, ZudeckenAfterstates):
+        raise ValueError("scores_as_logits needs a policy with the ZudeckenAfterstates features extractor")
+    with torch.no_grad():
+        policy.action_net.weight.copy_(torch.eye(policy.action_net.out_features))
+        policy.action_net.bias.zero_()
+    policy.action_net.requires_grad_(False)
+
+
 def _old_moves() -> torch.Tensor:
     """``OLD[p, b]``: with the slots permuted by ``p`` (new slot ``i`` shows old slot ``p[i]``), new
     move ``b`` takes away the cards of old move ``OLD[p, b]``; "end" (the last move) stays itself."""
@@ -166,8 +266,9 @@ def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards:
 
 
 #: The features a config may name: nothing is imported by name from a config file.
-NAMES = ("zudecken", "zudecken-moves", "none")
-EXTRACTORS = {"zudecken": ZudeckenFeatures, "zudecken-moves": ZudeckenMoveFeatures}
+NAMES = ("zudecken", "zudecken-moves", "zudecken-afterstates", "none")
+EXTRACTORS = {"zudecken": ZudeckenFeatures, "zudecken-moves": ZudeckenMoveFeatures,
+              "zudecken-afterstates": ZudeckenAfterstates}
 
 
 def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:
@@ -178,4 +279,6 @@ def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict
     kwargs = dict(policy_kwargs or {})
     if features in EXTRACTORS:
         kwargs["features_extractor_class"] = EXTRACTORS[features]
+    if features == "zudecken-afterstates":  # keep its layers' own initialisation (SB3's is for MLPs)
+        kwargs.setdefault("ortho_init", False)
     return kwargs

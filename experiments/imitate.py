@@ -158,10 +158,11 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
     with its suits, ranks and slots renamed at random (:func:`~quadrat_env.agents.features.relabel`).
     ``lr_end``: the learning rate moves linearly from ``lr`` to it over the steps (default: constant)."""
     import torch
-    from quadrat_env.agents.features import random_renaming, relabel
+    from quadrat_env.agents.features import ZudeckenAfterstates, random_renaming, relabel
     from torch import nn
 
     policy = model.policy
+    afterstates = isinstance(policy.features_extractor, ZudeckenAfterstates)
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
     obs = torch.as_tensor(data["obs"])
     mask = torch.as_tensor(data["mask"])
@@ -180,6 +181,8 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
                 batch_obs, batch_mask, batch_target = relabel(batch_obs, batch_mask, batch_target, *renaming)
             features = policy.extract_features(batch_obs, policy.pi_features_extractor)
             latent_pi, latent_vf = policy.mlp_extractor(features)
+            if afterstates:  # the features are the move scores: the value head must not pull on them
+                latent_vf = latent_vf.detach()
             # Each legal move's logit learns P(the move still wins | what the player sees): the
             # argmax is then the move a sampling planner would pick with unlimited samples.
             logits = policy.action_net(latent_pi)
@@ -220,7 +223,7 @@ def validate(model: Any) -> float:
 
 def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = None) -> dict[str, Any]:
     import torch
-    from quadrat_env.agents.features import policy_kwargs_with
+    from quadrat_env.agents.features import policy_kwargs_with, scores_as_logits
     from sb3_contrib import MaskablePPO
 
     torch.manual_seed(config["seed"])
@@ -230,6 +233,8 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
     policy_kwargs = policy_kwargs_with(config["features"], {"net_arch": config["net_arch"]})
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip
+    if config["features"] == "zudecken-afterstates":
+        scores_as_logits(model.policy)
     data: dict[str, np.ndarray] = {}
     rounds, best = [], -1.0
     start = time.perf_counter()
@@ -285,8 +290,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="train on copies of each decision with suits, ranks and slots renamed at random")
     p.add_argument("--lr-decay", choices=("none", "cosine"), default="none",
                    help="learning rate over each round's epochs: constant, or cosine down to 1%%")
-    p.add_argument("--net-arch", type=int, nargs="+", default=[256, 256], metavar="UNITS",
-                   help="hidden layer sizes of the policy and value networks (default: 256 256)")
+    p.add_argument("--net-arch", type=int, nargs="+", metavar="UNITS",
+                   help="hidden layer sizes of the policy and value networks (default: 256 256; "
+                        "none with --features zudecken-afterstates, whose outputs are the logits)")
     p.add_argument("--label-samples", type=int, default=0,
                    help="label each move with its win share over this many sampled unseen orders "
                         "(0: whether it wins the true deal)")
@@ -313,7 +319,11 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--behaviour {args.behaviour}: {err}")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
-    if min(args.net_arch) < 1:
+    if args.features == "zudecken-afterstates" and args.net_arch:
+        p.error("--net-arch does not apply to --features zudecken-afterstates (its outputs are the logits)")
+    if args.net_arch is None:
+        args.net_arch = [] if args.features == "zudecken-afterstates" else [256, 256]
+    if args.net_arch and min(args.net_arch) < 1:
         p.error("--net-arch sizes must be >= 1")
     if not 0 <= args.epsilon <= 1:
         p.error(f"--epsilon must be in [0, 1], got {args.epsilon}")

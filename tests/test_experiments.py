@@ -110,6 +110,29 @@ def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
         publish.publish(tmp_path, tmp_path / "models")
 
 
+def test_afterstate_imitation_saves_a_model_whose_logits_are_the_move_scores(tmp_path, capsys):
+    """``--features zudecken-afterstates``: the saved MaskablePPO loads without unpickling, and its
+    action logits are the afterstate network's scores, so it plays the legal move scored highest."""
+    import torch
+    from quadrat_env.agents.safe_load import load_model
+    from quadrat_env.experiments import imitate
+
+    imitate.main(["--rounds", "2", "--deals-per-round", "30", "--epochs", "1", "--jobs", "1",
+                  "--features", "zudecken-afterstates", "--out", str(tmp_path)])  # fmt: skip
+    model = load_model(tmp_path / "Zudecken-seed0" / "model.zip", "maskable_ppo", ZU)
+    env = gym.make(ZU)
+    obs, info = env.reset(seed=3)
+    obs_t, _ = model.policy.obs_to_tensor(obs)
+    scores = model.policy.features_extractor(obs_t)
+    logits = model.policy.get_distribution(obs_t).distribution.logits
+    assert torch.allclose(torch.log_softmax(scores, 1), logits, atol=1e-5)
+    best = np.where(info["action_mask"] == 1, scores[0].detach().numpy(), -np.inf).argmax()
+    assert model.predict(obs, action_masks=info["action_mask"].astype(bool), deterministic=True)[0] == best
+    with pytest.raises(SystemExit) as exit_:
+        imitate.main(["--features", "zudecken-afterstates", "--net-arch", "64"])
+    assert exit_.value.code == 2 and "--net-arch does not apply" in capsys.readouterr().err
+
+
 def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
     """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
     moves: exactly its own play), and the run's config names it."""

@@ -10,8 +10,11 @@ torch = pytest.importorskip("torch")
 
 from quadrat_env.agents.features import (  # noqa: E402
     EXTRA,
+    OLD_MOVES,
     PAIRS,
     SLOT_ORDERS,
+    UNSCORED,
+    ZudeckenAfterstates,
     ZudeckenFeatures,
     ZudeckenMoveFeatures,
     random_renaming,
@@ -133,3 +136,32 @@ def test_move_features_describe_what_each_move_keeps():
             weakest = min(matches, default=15) / 15
             expected = [pairs / 3, len(kept) / 3, sum(matches) / 45, weakest, stranded / 3]
             assert np.allclose(per_move[k, m], expected, atol=1e-5), (state, group)
+
+
+def test_afterstate_network_scores_exactly_the_legal_groups():
+    """Its coverable groups are the rules' legal moves; every other move, and "end", gets UNSCORED."""
+    env = gym.make(ZU).unwrapped
+    obs, states = observed_states(deals=30)
+    net = ZudeckenAfterstates(env.observation_space)
+    with torch.no_grad():
+        scores = net(torch.as_tensor(obs)).numpy()
+    masks = np.array([[m in env.game.legal_moves(state) for m in range(len(GROUPS))] for state in states])
+    assert 0 < masks.sum() < masks.size
+    assert ((scores[:, : len(GROUPS)] == UNSCORED) == ~masks).all()
+    assert (scores[:, len(GROUPS)] == UNSCORED).all()
+
+
+def test_afterstate_scores_follow_any_renaming_of_suits_ranks_and_slots():
+    """Renaming suits, ranks and slots (``relabel``) moves each score to the renamed move and changes
+    nothing else: the network reads only which cards are kept and unseen, and how they match."""
+    obs, _ = observed_states(deals=12)
+    torch.manual_seed(0)
+    net = ZudeckenAfterstates(gym.make(ZU).observation_space)
+    obs_t = torch.as_tensor(obs)
+    cards, order = random_renaming(len(obs), torch.Generator().manual_seed(5))
+    dummy = torch.zeros(len(obs), len(GROUPS) + 1)
+    renamed, _, _ = relabel(obs_t, dummy, dummy, cards, order)
+    with torch.no_grad():
+        before, after = net(obs_t), net(renamed)
+    assert before.std() > 0.01  # the scores differ between moves and decisions
+    assert torch.allclose(after, before.gather(1, OLD_MOVES[order]), atol=1e-5)
