@@ -1,9 +1,9 @@
 """Teach a MaskablePPO policy to play Zudecken from the solver's labels (DAgger-style imitation).
 
-    python -m quadrat_env.experiments.imitate --seed 0 --out runs/imitate     # about 30-40 minutes on 2 cores
+    python -m quadrat_env.experiments.imitate --seed 0 --out runs/imitate     # about an hour on 2 cores
 
-The defaults (3 rounds of 150,000 deals, 8 epochs each) are how the committed Zudecken models
-were trained (``experiments/models/configs/Zudecken-maskable_ppo-seed*.yml``).
+The defaults (2 rounds of 150,000 deals, 4 epochs each, the afterstate network) are how the
+committed Zudecken models were trained (``experiments/models/configs/Zudecken-maskable_ppo-seed*.yml``).
 
 Plain MaskablePPO does not get past the largest-group greedy on Zudecken (about 5%). The solver
 knows which moves still win a deal; averaged over many deals, "this move still wins, given what I
@@ -20,8 +20,11 @@ can see" is what a sampling planner estimates. Each round:
    logit estimates P(the move wins | what the player sees)) and the value head to "the deal can
    still be won". The policy's argmax is then the move most likely to win.
 
-The policy network sees the observation through :class:`quadrat_env.agents.features.ZudeckenFeatures` (suit,
-rank and pair-match structure of the upcards; ``--features none`` for the bare observation).
+The policy network is :class:`quadrat_env.agents.features.ZudeckenAfterstates` (default): one
+network scores every legal move by the cards the table keeps and the cards still unseen after it,
+on the suit-by-rank grid, and those scores are the logits. ``--features zudecken`` (an MLP over the
+observation plus its suit, rank and pair-match structure), ``zudecken-moves`` or ``none`` (the bare
+observation) train the MLP policies of earlier stops, with ``--net-arch``.
 Validation deals (other training seeds) are played every ``--eval-every`` epochs, and the best
 checkpoint is kept. The result is an ordinary ``MaskablePPO`` model, saved with ``model.save`` and
 loaded with ``MaskablePPO.load``. The run folder holds ``config.yml``, ``rounds.json`` and ``model.zip``.
@@ -277,13 +280,13 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=3, help="round 0 follows winning moves, later rounds "
+    p.add_argument("--rounds", type=int, default=2, help="round 0 follows winning moves, later rounds "
                    "the network (DAgger); each round's labels join the earlier ones")
     p.add_argument("--deals-per-round", type=int, default=150_000)
-    p.add_argument("--epochs", type=int, default=8, help="passes over the data, per round")
-    p.add_argument("--eval-every", type=int, default=2, help="epochs between validation checkpoints")
+    p.add_argument("--epochs", type=int, default=4, help="passes over the data, per round")
+    p.add_argument("--eval-every", type=int, default=1, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
-    p.add_argument("--features", choices=FEATURE_NAMES, default="zudecken")
+    p.add_argument("--features", choices=FEATURE_NAMES, default="zudecken-afterstates")
     p.add_argument("--loss", choices=LOSSES, default="bce",
                    help="bce: each move's P(still wins); softmax: the winning moves' shares per decision")
     p.add_argument("--augment", action="store_true",
