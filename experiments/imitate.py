@@ -1,8 +1,8 @@
 """Teach a MaskablePPO policy to play Zudecken from the solver's labels (DAgger-style imitation).
 
-    python -m quadrat_env.experiments.imitate --seed 0 --out runs/imitate     # about an hour on 2 cores
+    python -m quadrat_env.experiments.imitate --seed 0 --out runs/imitate     # about 15-25 minutes on 2 cores
 
-The defaults (2 rounds of 150,000 deals, 4 epochs each, the afterstate network) are how the
+The defaults (one round of 150,000 deals, 4 epochs, the afterstate network) are how the
 committed Zudecken models were trained (``experiments/models/configs/Zudecken-maskable_ppo-seed*.yml``).
 
 Plain MaskablePPO does not get past the largest-group greedy on Zudecken (about 5%). The solver
@@ -280,7 +280,7 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--rounds", type=int, default=2, help="round 0 follows winning moves, later rounds "
+    p.add_argument("--rounds", type=int, default=1, help="round 0 follows winning moves, later rounds "
                    "the network (DAgger); each round's labels join the earlier ones")
     p.add_argument("--deals-per-round", type=int, default=150_000)
     p.add_argument("--epochs", type=int, default=4, help="passes over the data, per round")
