@@ -57,10 +57,11 @@ LOSSES = ("bce", "softmax")
 
 
 def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, first: bool,
-            label_samples: int = 0) -> dict:  # fmt: skip
+            label_samples: int = 0, width: int = 0) -> dict:  # fmt: skip
     """Play ``seeds``; label every informative decision with the moves that still win: in the true
     deal (``label_samples=0``), or the share of ``label_samples`` sampled unseen orders in which the
-    move still wins (what the planner estimates; the true order is not read)."""
+    move still wins (what the planner estimates; the true order is not read). ``width`` > 0: the
+    network plays ``width`` deals side by side (:func:`play_side_by_side`)."""
     if isinstance(model, bytes):  # in a worker (a process or a Ray task): the behaviour policy's file
         import tempfile
 
@@ -71,23 +72,31 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
             model = load_model(Path(folder) / "behaviour.zip", "maskable_ppo", ENV_ID)
     env = gym.make(ENV_ID).unwrapped
     solver = Solver(env.game)
-    obs_l, mask_l, win_l = [], [], []
+    data: dict[str, list] = {"obs": [], "mask": [], "wins": []}
+
+    def label(env: Any, obs: np.ndarray, mask: np.ndarray, moves: np.ndarray, rng: Any) -> np.ndarray:
+        """Which legal moves still win (or their shares); the decision is kept if they differ."""
+        wins = np.zeros(len(mask), dtype=np.float32)
+        if len(moves) > 1:
+            if label_samples:
+                wins[moves] = solver.win_shares(obs, moves, rng, label_samples)
+            else:
+                wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
+            if wins[moves].min() < wins[moves].max():  # some moves better than others
+                for key, value in zip(data, (obs, mask, wins), strict=True):
+                    data[key].append(value)
+        return wins
+
+    if width and not first:
+        play_side_by_side(model, seeds, epsilon, rng, label, width)
+        return {k: np.array(v) for k, v in data.items()}
     for seed in seeds:
         obs, info = env.reset(seed=seed)
         done = False
         while not done:
             mask = info["action_mask"].astype(bool)
             moves = np.flatnonzero(mask)
-            wins = np.zeros(len(mask), dtype=np.float32)
-            if len(moves) > 1:
-                if label_samples:
-                    wins[moves] = solver.win_shares(obs, moves, rng, label_samples)
-                else:
-                    wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
-                if wins[moves].min() < wins[moves].max():  # some moves better than others
-                    obs_l.append(obs)
-                    mask_l.append(mask)
-                    win_l.append(wins)
+            wins = label(env, obs, mask, moves, rng)
             if rng.random() < epsilon or len(moves) == 1:
                 action = int(rng.choice(moves))
             elif first and label_samples:  # round 0: play as the planner would (best share, then greedy)
@@ -100,15 +109,43 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
             else:
                 action = int(model.predict(obs, action_masks=mask, deterministic=True)[0])
             obs, _, done, _, info = env.step(action)
-    return {"obs": np.array(obs_l), "mask": np.array(mask_l), "wins": np.array(win_l)}
+    return {k: np.array(v) for k, v in data.items()}
 
 
-def _collect_task(task: tuple[Any, int, int, float, tuple[int, ...], bool, int]) -> dict:
-    model, lo, hi, epsilon, rng_key, first, label_samples = task
+def play_side_by_side(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, label: Any,
+                      width: int) -> None:  # fmt: skip
+    """The network plays ``width`` deals at a time, one batched ``predict`` per step (one-observation
+    calls dominate a DAgger round otherwise), calling ``label`` at every decision. Deal ``seed``'s
+    random moves come from its own generator, seeded by one draw from ``rng`` and ``seed``, so the
+    labels do not depend on ``width`` (only their order does)."""
+    base, pending = int(rng.integers(2**62)), iter(seeds)
+
+    def deal(env: Any) -> list | None:
+        seed = next(pending, None)
+        if seed is None:
+            return None
+        return [env, np.random.default_rng((base, seed)), *env.reset(seed=seed)]
+
+    games = [g for g in (deal(gym.make(ENV_ID).unwrapped) for _ in range(width)) if g]
+    while games:
+        masks = np.array([g[3]["action_mask"].astype(bool) for g in games])
+        chosen = model.predict(np.array([g[2] for g in games]), action_masks=masks, deterministic=True)[0]
+        for i, (env, deal_rng, obs, _) in enumerate(games):
+            moves = np.flatnonzero(masks[i])
+            label(env, obs, masks[i], moves, deal_rng)
+            explore = deal_rng.random() < epsilon or len(moves) == 1
+            action = int(deal_rng.choice(moves)) if explore else int(chosen[i])
+            obs, _, done, _, info = env.step(action)
+            games[i] = deal(env) if done else [env, deal_rng, obs, info]
+        games = [g for g in games if g]
+
+
+def _collect_task(task: tuple[Any, int, int, float, tuple[int, ...], bool, int, int]) -> dict:
+    model, lo, hi, epsilon, rng_key, first, label_samples, width = task
     import torch
 
     torch.set_num_threads(1)
-    return collect(model, range(lo, hi), epsilon, np.random.default_rng(rng_key), first, label_samples)
+    return collect(model, range(lo, hi), epsilon, np.random.default_rng(rng_key), first, label_samples, width)
 
 
 def _describe(task: tuple[Any, ...]) -> str:
@@ -116,12 +153,14 @@ def _describe(task: tuple[Any, ...]) -> str:
 
 
 def collect_parallel(model: Any, seeds: range, epsilon: float, key: tuple[int, ...], first: bool,
-                     jobs: int, label_samples: int = 0, ray: str | None = None) -> dict:  # fmt: skip
+                     jobs: int, label_samples: int = 0, ray: str | None = None,
+                     width: int = 0) -> dict:  # fmt: skip
     """``collect`` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes, with a progress
-    bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the data does not depend on jobs."""
+    bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the data does not depend on jobs.
+    ``width``: the network's deals played side by side (:func:`play_side_by_side`)."""
     from tqdm.auto import tqdm
 
-    tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first, label_samples)
+    tasks = [(model, lo, min(lo + CHUNK, seeds.stop), epsilon, (*key, k), first, label_samples, width)
              for k, lo in enumerate(range(seeds.start, seeds.stop, CHUNK))]  # fmt: skip
     parts = []
     with tqdm(total=len(seeds), unit="deal", desc="solver labels", disable=None) as bar:
@@ -255,7 +294,8 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
             new = shared_labels(Path(config["labels"]), todo, config, jobs, ray)
         else:
             new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), behaviour is None,
-                                   jobs, config.get("label_samples", 0), ray)  # fmt: skip
+                                   jobs, config.get("label_samples", 0), ray,
+                                   config.get("play_batch", 0))  # fmt: skip
         data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
         for e in range(0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
@@ -304,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
                         "winning moves: labels where a player that cannot see the stock goes")
     p.add_argument("--labels", type=Path,
                    help="round 0's labels: loaded from this .npz if it exists, else made and saved there")
+    p.add_argument("--play-batch", type=int, default=0, metavar="N",
+                   help="later rounds: the network plays N deals side by side, one batched prediction per "
+                        "step (much faster; other random moves than the default 0, one deal at a time)")
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     add_ray_argument(p)
@@ -320,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             load_model(args.behaviour, "maskable_ppo", ENV_ID)
         except Exception as err:  # noqa: BLE001 - any reason it cannot play is one line
             p.error(f"--behaviour {args.behaviour}: {err}")
+    if args.play_batch < 0:
+        p.error(f"--play-batch must be >= 0, got {args.play_batch}")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
     if args.features == "zudecken-afterstates" and args.net_arch:
@@ -340,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
               "features": args.features, "batch_size": 256, "learning_rate": 1e-3,
               "net_arch": args.net_arch, "loss": args.loss, "augment": args.augment,
               "lr_decay": args.lr_decay,
-              "label_samples": args.label_samples,
+              "label_samples": args.label_samples, "play_batch": args.play_batch,
               "labels": str(args.labels) if args.labels else None,
               "behaviour": str(args.behaviour) if args.behaviour else None}  # fmt: skip
     try:
