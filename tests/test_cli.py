@@ -24,6 +24,7 @@ GARBAGE = {
                                  ["--epsilon", "nan"], ["--deals-per-round", "x"],
                                  ["--net-arch", "0"], ["--net-arch"], ["--loss", "mse"],
                                  ["--lr-decay", "linear"], ["--features", "moves"], ["--augment", "yes"],
+                                 ["--play-batch", "-1"],
                                  ["--behaviour", "/nonexistent.zip"],
                                  ["--behaviour", "/nonexistent.zip", "--labels", "/tmp/x.npz"]],
     "experiments.regret:main": [[], ["--agent", "smart"], ["--model", "/nonexistent.zip"], ["--deals", "0"],

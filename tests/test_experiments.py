@@ -133,6 +133,37 @@ def test_afterstate_imitation_saves_a_model_whose_logits_are_the_move_scores(tmp
     assert exit_.value.code == 2 and "--net-arch does not apply" in capsys.readouterr().err
 
 
+class _LargestGroup:
+    """A behaviour policy for DAgger rounds that plays the same move in any batch: greedy."""
+
+    def __init__(self) -> None:
+        self.game, self.batches = gym.make(ZU).unwrapped.game, []
+
+    def predict(self, obs, action_masks, deterministic=True):  # noqa: ANN001, ANN201
+        masks = np.asarray(action_masks).reshape(-1, action_masks.shape[-1]).astype(np.int8)
+        self.batches.append(len(masks))
+        actions = self.game.greedy_batch(masks)
+        return (actions if np.ndim(obs) == 2 else actions[0]), None
+
+
+def test_side_by_side_play_labels_what_the_policy_reaches_whatever_the_width():
+    """``collect(..., width=N)`` (``--play-batch``): one batched predict per step over N deals; the
+    labelled decisions do not depend on N, and with no random moves they are the decisions the
+    policy reaches playing each deal on its own."""
+    from quadrat_env.experiments import imitate
+
+    deals, sets = range(700, 720), []
+    for width in (1, 3, 16):
+        policy = _LargestGroup()
+        data = imitate.collect(policy, deals, 0.2, np.random.default_rng(0), first=False, width=width)
+        sets.append(sorted(zip(map(bytes, data["obs"]), map(bytes, data["wins"]), strict=True)))
+        assert max(policy.batches) == width
+    assert sets[0] and sets[0] == sets[1] == sets[2]
+    data = imitate.collect(_LargestGroup(), deals, 0.0, np.random.default_rng(0), first=False, width=8)
+    one_by_one = imitate.collect(_LargestGroup(), deals, 0.0, np.random.default_rng(0), first=False)
+    assert sorted(map(bytes, data["obs"])) == sorted(map(bytes, one_by_one["obs"]))
+
+
 def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
     """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
     moves: exactly its own play), and the run's config names it."""
