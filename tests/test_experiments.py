@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import yaml
 from quadrat_env.agents import evaluate
+from quadrat_env.agents.greedy import GreedyAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import benchmark, train
 
@@ -133,17 +134,16 @@ def test_afterstate_imitation_saves_a_model_whose_logits_are_the_move_scores(tmp
     assert exit_.value.code == 2 and "--net-arch does not apply" in capsys.readouterr().err
 
 
-class _LargestGroup:
-    """A behaviour policy for DAgger rounds that plays the same move in any batch: greedy."""
+class _CountingGreedy(GreedyAgent):
+    """The greedy agent (the same move in any batch), counting how many deals each predict sees."""
 
     def __init__(self) -> None:
-        self.game, self.batches = gym.make(ZU).unwrapped.game, []
+        super().__init__(ZU)
+        self.batches: list[int] = []
 
-    def predict(self, obs, action_masks, deterministic=True):  # noqa: ANN001, ANN201
-        masks = np.asarray(action_masks).reshape(-1, action_masks.shape[-1]).astype(np.int8)
-        self.batches.append(len(masks))
-        actions = self.game.greedy_batch(masks)
-        return (actions if np.ndim(obs) == 2 else actions[0]), None
+    def predict(self, observation, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+        self.batches.append(len(np.atleast_2d(observation)))
+        return super().predict(observation, *args, **kwargs)
 
 
 def test_side_by_side_play_labels_what_the_policy_reaches_whatever_the_width():
@@ -154,13 +154,13 @@ def test_side_by_side_play_labels_what_the_policy_reaches_whatever_the_width():
 
     deals, sets = range(700, 720), []
     for width in (1, 3, 16):
-        policy = _LargestGroup()
+        policy = _CountingGreedy()
         data = imitate.collect(policy, deals, 0.2, np.random.default_rng(0), first=False, width=width)
         sets.append(sorted(zip(map(bytes, data["obs"]), map(bytes, data["wins"]), strict=True)))
         assert max(policy.batches) == width
     assert sets[0] and sets[0] == sets[1] == sets[2]
-    data = imitate.collect(_LargestGroup(), deals, 0.0, np.random.default_rng(0), first=False, width=8)
-    one_by_one = imitate.collect(_LargestGroup(), deals, 0.0, np.random.default_rng(0), first=False)
+    data = imitate.collect(_CountingGreedy(), deals, 0.0, np.random.default_rng(0), first=False, width=8)
+    one_by_one = imitate.collect(_CountingGreedy(), deals, 0.0, np.random.default_rng(0), first=False)
     assert sorted(map(bytes, data["obs"])) == sorted(map(bytes, one_by_one["obs"]))
 
 
