@@ -32,7 +32,7 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from quadrat_env.games.quadrat.kernel import GROUPS, NUM_SLOTS, PAIR_SLOTS
+from quadrat_env.games.quadrat.kernel import GROUPS, MATCH, NUM_SLOTS, PAIR_SLOTS
 from quadrat_env.games.zudecken.rules import zudecken
 
 LAYOUT = zudecken().layout  # the observation's pieces, as the env declares them
@@ -168,8 +168,7 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
             raise ValueError(f"ZudeckenAfterstates expects Zudecken's (269,) observation, got "
                              f"{observation_space.shape}")  # fmt: skip
         super().__init__(observation_space, features_dim=len(GROUPS) + 1)
-        a, b = torch.arange(PACK)[:, None], torch.arange(PACK)
-        same = (a // 13 == b // 13) | (a % 13 == b % 13)  # cards that match in suit or rank
+        same = torch.as_tensor(MATCH[1, :PACK, :PACK])  # the rules' table: same suit or same rank
         self.register_buffer("same", same.float(), persistent=False)
         self.register_buffer("other", 1 - torch.eye(NUM_SLOTS), persistent=False)  # not its own match
         self.register_buffer("keep", KEEP, persistent=False)
@@ -267,8 +266,10 @@ def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards:
 
 #: The features a config may name: nothing is imported by name from a config file.
 NAMES = ("zudecken", "zudecken-moves", "zudecken-afterstates", "none")
+#: The features whose outputs are the move logits themselves (``net_arch=[]``, :func:`scores_as_logits`).
+SCORES = "zudecken-afterstates"
 EXTRACTORS = {"zudecken": ZudeckenFeatures, "zudecken-moves": ZudeckenMoveFeatures,
-              "zudecken-afterstates": ZudeckenAfterstates}
+              SCORES: ZudeckenAfterstates}
 
 
 def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:
@@ -279,6 +280,6 @@ def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict
     kwargs = dict(policy_kwargs or {})
     if features in EXTRACTORS:
         kwargs["features_extractor_class"] = EXTRACTORS[features]
-    if features == "zudecken-afterstates":  # keep its layers' own initialisation (SB3's is for MLPs)
+    if features == SCORES:  # keep its layers' own initialisation (SB3's is for MLPs)
         kwargs.setdefault("ortho_init", False)
     return kwargs

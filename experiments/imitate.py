@@ -44,6 +44,7 @@ import numpy as np
 import yaml
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.features import NAMES as FEATURE_NAMES
+from quadrat_env.agents.features import SCORES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
@@ -275,7 +276,7 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
     policy_kwargs = policy_kwargs_with(config["features"], {"net_arch": config["net_arch"]})
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip
-    if config["features"] == "zudecken-afterstates":
+    if config["features"] == SCORES:
         scores_as_logits(model.policy)
     data: dict[str, np.ndarray] = {}
     rounds, best = [], -1.0
@@ -326,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epochs", type=int, default=4, help="passes over the data, per round")
     p.add_argument("--eval-every", type=int, default=1, help="epochs between validation checkpoints")
     p.add_argument("--epsilon", type=float, default=0.1, help="share of random moves when collecting")
-    p.add_argument("--features", choices=FEATURE_NAMES, default="zudecken-afterstates")
+    p.add_argument("--features", choices=FEATURE_NAMES, default=SCORES)
     p.add_argument("--loss", choices=LOSSES, default="bce",
                    help="bce: each move's P(still wins); softmax: the winning moves' shares per decision")
     p.add_argument("--augment", action="store_true",
@@ -367,10 +368,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--play-batch must be >= 0, got {args.play_batch}")
     if min(args.rounds, args.deals_per_round, args.epochs, args.eval_every, args.jobs) < 1:
         p.error("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
-    if args.features == "zudecken-afterstates" and args.net_arch:
-        p.error("--net-arch does not apply to --features zudecken-afterstates (its outputs are the logits)")
+    if args.features == SCORES and args.net_arch:
+        p.error(f"--net-arch does not apply to --features {SCORES} (its outputs are the logits)")
     if args.net_arch is None:
-        args.net_arch = [] if args.features == "zudecken-afterstates" else [256, 256]
+        args.net_arch = [] if args.features == SCORES else [256, 256]
     if args.net_arch and min(args.net_arch) < 1:
         p.error("--net-arch sizes must be >= 1")
     if not 0 <= args.epsilon <= 1:
