@@ -28,8 +28,6 @@ solver and the planner call; so the rules exist once, and every path runs the sa
 from __future__ import annotations
 
 import hashlib
-import inspect
-import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from quadrat_env.core.jit import jit
+from quadrat_env.core.jit import fingerprint, jit
 
 #: Positions in the ``out`` array of :meth:`Kernel.step_one`.
 OVER, WON, REMOVED, CARDS = 0, 1, 2, 3
@@ -113,20 +111,12 @@ def build(
 
 
 def _tag(names: dict[str, Any]) -> str:
-    """A name for a game's compiled copies that changes whenever its rules' code or tables do,
-    so a stale cache entry is never loaded."""
+    """A name for a game's compiled copies that changes whenever its rules' code or tables do
+    (:func:`~quadrat_env.core.jit.fingerprint`, which needs no source file)."""
     h = hashlib.sha256()
     for name, fn in sorted(names.items()):
         h.update(name.encode())
-        py = getattr(fn, "py_func", None)
-        if py is None:
-            h.update(repr(fn).encode())
-            continue
-        module = sys.modules[py.__module__]
-        h.update(inspect.getsource(module).encode())
-        for value in vars(module).values():  # tables compiled in as constants
-            if isinstance(value, np.ndarray):
-                h.update(value.tobytes())
+        h.update((fingerprint(fn.py_func) if hasattr(fn, "py_func") else repr(fn)).encode())
     return h.hexdigest()[:16]
 
 
