@@ -117,11 +117,12 @@ def test_a_table_from_another_module_is_part_of_the_cache_key(tmp_path):
         "@jit\ndef first():\n    return TABLE[0]\n\n"
         "@jit\ndef outer():\n    return first() + 0\n"
     )
-    script = "import sys; sys.path.insert(0, %r)\nfrom toy.rules import outer\nprint(outer())\n" % str(tmp_path)
+    script = f"import sys; sys.path.insert(0, {str(tmp_path)!r})\nfrom toy.rules import outer\nprint(outer())"
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
 
     def value() -> str:
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+        cmd = [sys.executable, "-c", script]
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         return out.stdout.strip()
 
