@@ -15,6 +15,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from quadrat_env.agents.base import Agent
 
+from quadrat_env.files import atomic_open
+
 
 @dataclass(frozen=True)
 class Episode:
@@ -202,7 +204,7 @@ def write_deals(path: Path, episodes: Sequence[Episode]) -> None:
     """Per-deal outcomes as CSV (seed, won, cards_left, steps, illegal_actions): pandas and rliable
     read it as it is, and two agents' files on the same seeds pair deal by deal."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as f:
+    with atomic_open(path, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["seed", "won", "cards_left", "steps", "illegal_actions"])
         out.writerows([e.seed, int(e.won), e.cards_left, e.steps, e.illegal] for e in episodes)

@@ -35,6 +35,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids, short_names
 
 BUILT_IN = ("random", "greedy", "hand", "planner")
@@ -177,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(lines))
     result = {"env_id": env_id, "seed_start": args.seed_start, "deals": args.deals,
               "rows": [r.as_dict() for r in rows], "paired": comparisons}  # fmt: skip
-    (args.out / "bench.json").write_text(json.dumps(result, indent=2))
-    (args.out / "bench.md").write_text("\n".join(lines) + "\n")
+    atomic_write(args.out / "bench.json", json.dumps(result, indent=2))
+    atomic_write(args.out / "bench.md", "\n".join(lines) + "\n")
     print(f"wrote {args.out}/bench.json, bench.md and one per-deal CSV per agent")
     return 0
 

@@ -18,6 +18,7 @@ from quadrat_env.agents.sb3_agent import SB3Agent
 from stable_baselines3.common.callbacks import BaseCallback
 
 from quadrat_env import seeds
+from quadrat_env.files import atomic_open
 
 FIELDS = ("steps", "seconds", "deals", "win_rate", "ci_low", "ci_high", "illegal_rate")
 
@@ -31,8 +32,13 @@ class CurveCallback(BaseCallback):
         self.deals = seeds.VALIDATION.take(int(config.get("eval_deals", 2000)))
         self.masked, self.observes_mask = config["algo"] == "maskable_ppo", bool(config.get("observe_mask"))
         self.path, self.next_at, self.start = path, 0, time.perf_counter()
-        with path.open("w", newline="") as f:
-            csv.writer(f).writerow(FIELDS)
+        self.rows: list[tuple] = [FIELDS]
+        self._write()
+
+    def _write(self) -> None:
+        """The whole curve so far, rewritten atomically (a few hundred bytes a point)."""
+        with atomic_open(self.path, "w", newline="") as f:
+            csv.writer(f).writerows(self.rows)
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self.next_at:
@@ -49,8 +55,8 @@ class CurveCallback(BaseCallback):
         row = (self.num_timesteps, round(time.perf_counter() - self.start, 1), summary.episodes,
                round(summary.win_rate, 5), round(summary.ci_low, 5), round(summary.ci_high, 5),
                round(summary.illegal_rate, 5))  # fmt: skip
-        with self.path.open("a", newline="") as f:
-            csv.writer(f).writerow(row)
+        self.rows.append(row)
+        self._write()
         # tqdm's bar is on stderr; the curve points go to stdout as they come
         print(f"[curve] {row[0]:>11,} steps: {summary.win_rate:.2%} "
               f"[{summary.ci_low:.2%}, {summary.ci_high:.2%}]", flush=True)  # fmt: skip

@@ -16,6 +16,7 @@ from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, Summary, evaluat
 
 import quadrat_env  # noqa: F401  (registers the games)
 from quadrat_env import seeds
+from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
 
 SEED_BASE = seeds.DEMO.start  # demo deals: seeds SEED_BASE, SEED_BASE + 1, ...
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"= {summary.win_rate:.2%} in {summary.seconds:.1f}s", flush=True)  # fmt: skip
     print("\n" + table(rows))
     if args.json:
-        args.json.write_text(json.dumps([r.as_dict() for r in rows], indent=2))
+        atomic_write(args.json, json.dumps([r.as_dict() for r in rows], indent=2))
         print(f"\nwrote {args.json}")
     return 0
 

@@ -27,6 +27,7 @@ from quadrat_env.experiments.train import ALGOS, load_hyperparams
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.files import atomic_write
 from quadrat_env.registry import short_name, short_names
 
 
@@ -101,7 +102,7 @@ def run_grid(configs: list[dict[str, Any]], out: Path, jobs: int, ray: str | Non
                 folder = run_dir(out, config)
                 for name, data in result["files"].items():
                     (folder / name).parent.mkdir(parents=True, exist_ok=True)
-                    (folder / name).write_bytes(data)
+                    atomic_write(folder / name, data)
                 rows.append((config, folder, result["summary"]))
                 bar.update()
     except WorkerFailed as err:
@@ -111,7 +112,7 @@ def run_grid(configs: list[dict[str, Any]], out: Path, jobs: int, ray: str | Non
         print(f"{config['algo']:>12} {short_name(config['env_id']):>10} seed {config['seed']}: "
               f"{summary['steps']:,} steps in {summary['seconds']}s -> {folder}")  # fmt: skip
     print(f"{len(rows)} runs in {time.perf_counter() - start:.0f}s")
-    (out / "grid.json").write_text(json.dumps([{"run": str(f), **s} for _, f, s in rows], indent=2))
+    atomic_write(out / "grid.json", json.dumps([{"run": str(f), **s} for _, f, s in rows], indent=2))
     if publish:
         from quadrat_env.experiments.publish import publish as publish_run
 

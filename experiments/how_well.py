@@ -33,6 +33,7 @@ from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
 MARKERS = ("<!-- how-well:start -->", "<!-- how-well:end -->")
@@ -115,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     rows = run(args.deals, args.planner_deals, args.budgets, args.bound_deals, args.bound_samples)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "how_well.json").write_text(json.dumps(rows, indent=2))
+    atomic_write(args.out / "how_well.json", json.dumps(rows, indent=2))
     md = table(rows)
-    (args.out / "how_well.md").write_text(md)
+    atomic_write(args.out / "how_well.md", md)
     print("\n" + md)
     if args.update_readme:
         command = "python -m quadrat_env.experiments.how_well " + " ".join(argv or sys.argv[1:])

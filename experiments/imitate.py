@@ -50,6 +50,7 @@ from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
+from quadrat_env.files import atomic_open, atomic_write, save_model
 
 ENV_ID = "quadrat_env/Zudecken-v0"
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
@@ -69,7 +70,7 @@ def collect(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, 
         from quadrat_env.agents.safe_load import load_model
 
         with tempfile.TemporaryDirectory() as folder:
-            (Path(folder) / "behaviour.zip").write_bytes(model)
+            atomic_write(Path(folder) / "behaviour.zip", model)
             model = load_model(Path(folder) / "behaviour.zip", "maskable_ppo", ENV_ID)
     env = gym.make(ENV_ID).unwrapped
     solver = Solver(env.game)
@@ -188,7 +189,8 @@ def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int,
     data = collect_parallel(None, deals, config["epsilon"], (config["seed"], 0), True, jobs,
                             how["label_samples"], ray)  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, how=json.dumps(how), **data)
+    with atomic_open(path, "wb") as f:  # a file object: numpy adds no ".npz" to the name
+        np.savez_compressed(f, how=json.dumps(how), **data)
     config["labels_made"] = how
     return data
 
@@ -272,7 +274,7 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
     torch.manual_seed(config["seed"])
     torch.set_num_threads(1)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
     policy_kwargs = policy_kwargs_with(config["features"], {"net_arch": config["net_arch"]})
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip
@@ -289,7 +291,7 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
         if r == 0 and config.get("behaviour"):  # round 0 plays a given policy, not the winning moves
             behaviour = Path(config["behaviour"]).read_bytes()
         if r > 0:  # the workers get the current network as its saved file's bytes (no shared disk needed)
-            model.save(run_dir / "behaviour.zip")
+            save_model(model, run_dir / "behaviour.zip")
             behaviour = (run_dir / "behaviour.zip").read_bytes()
         if r == 0 and config.get("labels"):  # the first round's labels, shared between training seeds
             new = shared_labels(Path(config["labels"]), todo, config, jobs, ray)
@@ -311,10 +313,10 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
                   f"validation win rate {win_rate:.2%} ({rounds[-1]['seconds']}s)", flush=True)  # fmt: skip
             if win_rate > best:
                 best = win_rate
-                model.save(run_dir / "model.zip")
+                save_model(model, run_dir / "model.zip")
     (run_dir / "behaviour.zip").unlink(missing_ok=True)
-    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))  # with labels_made
-    (run_dir / "rounds.json").write_text(json.dumps(rounds, indent=2))
+    atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))  # with labels_made
+    atomic_write(run_dir / "rounds.json", json.dumps(rounds, indent=2))
     return {"best_val_win_rate": best, "seconds": round(time.perf_counter() - start, 1), "rounds": rounds}
 
 

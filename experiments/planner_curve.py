@@ -18,6 +18,7 @@ from quadrat_env.agents.planner import PlannerAgent
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import positive_number
+from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
 
 EVAL_SEEDS = seeds.PLANNER_CURVE.start  # the curve's deals: seeds EVAL_SEEDS, EVAL_SEEDS + 1, ...
@@ -53,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     lines += [f"| {r['samples']} | {r['episodes']} | {r['win_rate']:.2%} | "
               f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}] | {r['seconds_per_decision'] * 1000:.1f} |"
               for r in rows]  # fmt: skip
-    (args.out / "planner_curve.json").write_text(json.dumps(rows, indent=2))
-    (args.out / "planner_curve.md").write_text("\n".join(lines) + "\n")
+    atomic_write(args.out / "planner_curve.json", json.dumps(rows, indent=2))
+    atomic_write(args.out / "planner_curve.md", "\n".join(lines) + "\n")
     print("\n" + "\n".join(lines))
     return 0
 

@@ -11,6 +11,8 @@ matplotlib.use("Agg")  # files only, no screen
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from quadrat_env.files import atomic_path
+
 
 def win_rates(result: dict[str, Any], path: Path) -> None:
     envs = list(dict.fromkeys(r["env_id"] for r in result["rows"]))
@@ -27,7 +29,8 @@ def win_rates(result: dict[str, Any], path: Path) -> None:
         ax.set_xlabel("win rate, % (95% Wilson CI)")
         ax.set_title(env_id.split("/")[-1])
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
 
 
@@ -51,7 +54,8 @@ def learning_curves(monitor_root: Path, path: Path, window: int = 2000) -> None:
     axes[0][0].set_ylabel("win rate, % (rolling)")
     fig.suptitle("Learning curves of the committed models (Monitor logs)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import shutil
 import sys
 from pathlib import Path
 
 import yaml
 
+from quadrat_env.files import atomic_open, atomic_write
 from quadrat_env.registry import short_name as env_name
 
 MODELS = Path(__file__).parent / "models"
@@ -33,11 +33,11 @@ def publish(run: Path, models: Path = MODELS) -> Path:
     (models / "seeds").mkdir(parents=True, exist_ok=True)
     (models / "configs").mkdir(parents=True, exist_ok=True)
     target = models / f"{stem}.zip" if seed == 0 else models / "seeds" / f"{stem}-seed{seed}.zip"
-    shutil.copy(model, target)
-    shutil.copy(config_path, models / "configs" / f"{stem}-seed{seed}.yml")
+    atomic_write(target, model.read_bytes())
+    atomic_write(models / "configs" / f"{stem}-seed{seed}.yml", config_path.read_bytes())
     for extra in ("summary.json", "rounds.json"):
         if (run / extra).is_file():
-            shutil.copy(run / extra, models / "configs" / f"{stem}-seed{seed}-{extra}")
+            atomic_write(models / "configs" / f"{stem}-seed{seed}-{extra}", (run / extra).read_bytes())
     if seed == 0 and (run / "monitor").is_dir():
         gzip_monitor_logs(run / "monitor", models / "monitor" / stem)
     return target
@@ -50,8 +50,9 @@ def gzip_monitor_logs(source: Path, target: Path) -> None:
     for old in target.glob("*.monitor.csv.gz"):
         old.unlink()
     for csv in sorted(source.glob("*.monitor.csv")):
-        with csv.open("rb") as src, gzip.GzipFile(target / f"{csv.name}.gz", "wb", mtime=0) as dst:
-            shutil.copyfileobj(src, dst)
+        name = f"{csv.name}.gz"  # the name in the gzip header, as when written in place
+        with atomic_open(target / name, "wb") as f, gzip.GzipFile(name, "wb", fileobj=f, mtime=0) as dst:
+            dst.write(csv.read_bytes())
 
 
 def main(argv: list[str] | None = None) -> int:

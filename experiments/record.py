@@ -18,6 +18,7 @@ from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.play import GAMES
 
 from quadrat_env.core.checks import at_least
+from quadrat_env.files import atomic_path
 
 
 def make_agent(spec: str, env_id: str) -> Agent:
@@ -50,9 +51,11 @@ def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[
     if out.suffix.lower() == ".gif":
         # hold the last frame a while so the outcome can be seen
         durations = [int(1000 / fps)] * (len(frames) - 1) + [2000]
-        iio.imwrite(out, np.stack(frames), duration=durations, loop=0)
+        with atomic_path(out) as tmp:
+            iio.imwrite(tmp, np.stack(frames), duration=durations, loop=0)
     else:
-        iio.imwrite(out, frames[-1])
+        with atomic_path(out) as tmp:
+            iio.imwrite(tmp, frames[-1])
     return {"frames": len(frames), "won": bool(info["won"]), "cards_left": int(info["cards_left"])}
 
 

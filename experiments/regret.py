@@ -28,6 +28,7 @@ from quadrat_env.experiments.bench import BUILT_IN, load_agent, published_model
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
 #: Stock-size bins of the table (cards still in the stock when the decision is made).
@@ -100,10 +101,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['over_5_points']:.1%} | {row['per_deal']:.4f} |")  # fmt: skip
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"agent": agent.name, "samples": args.samples, "wins": result["wins"],
-                                        "deals": result["deals"], "table": rows,
-                                        "regret": result["regret"].tolist(),
-                                        "stock": result["stock"].tolist()}))  # fmt: skip
+        out = {"agent": agent.name, "samples": args.samples, "wins": result["wins"], "deals": result["deals"],
+               "table": rows, "regret": result["regret"].tolist(), "stock": result["stock"].tolist()}
+        atomic_write(args.out, json.dumps(out))  # fmt: skip
     return 0
 
 

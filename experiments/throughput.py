@@ -32,6 +32,7 @@ from quadrat_env.agents.greedy import GreedyAgent
 from quadrat_env.experiments.benchmark import update_readme
 
 import quadrat_env
+from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
 SIZES = (64, 1024, 4096)
@@ -205,9 +206,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--seconds must be > 0 and --ppo-timesteps >= 0")
     results = run(args.seconds, args.ppo_timesteps)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "throughput.json").write_text(json.dumps(results, indent=2))
+    atomic_write(args.out / "throughput.json", json.dumps(results, indent=2))
     md = table(results)
-    (args.out / "throughput.md").write_text(md)
+    atomic_write(args.out / "throughput.md", md)
     print(md)
     if args.update_readme:
         command = "python -m quadrat_env.experiments.throughput --update-readme"

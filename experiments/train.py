@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from quadrat_env import seeds
+from quadrat_env.files import atomic_write, save_model
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -83,7 +84,7 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
         threads = 1 if int(config.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
     env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
     if config.get("vec_env", "dummy") == "native":  # the batched numpy env, one process
         from stable_baselines3.common.vec_env import VecMonitor
@@ -122,10 +123,10 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
         callback = CurveCallback(config, run_dir / "curve.csv")
     model.learn(total_timesteps=config["n_timesteps"], progress_bar=progress, callback=callback)
     seconds = time.perf_counter() - start
-    model.save(run_dir / "model.zip")
+    save_model(model, run_dir / "model.zip")
     summary = {"seconds": round(seconds, 1), "steps": config["n_timesteps"],
                "steps_per_second": round(config["n_timesteps"] / seconds)}  # fmt: skip
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
     return summary
 
 

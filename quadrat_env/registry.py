@@ -60,11 +60,13 @@ def register_game(spec: GameSpec) -> None:
         raise ValueError(f"env ID(s) {taken} are already registered by game {_GAMES[taken[0]].name!r}")
     for env_id, kwargs in spec.ids.items():
         _GAMES[env_id] = spec
+        # The limit is the spec's alone: gym.make wraps TimeLimit (max_episode_steps=N overrides
+        # it), gym.make_vec passes it to the batched env; passing it as a kwarg too would pin the
+        # single env's own count to the registered value whatever gym.make was told.
         if env_id not in registry:  # importing twice (e.g. via "quadrat_env:...") must not warn
             register(id=env_id, entry_point=_entry(spec.env_class),
                      vector_entry_point=_entry(spec.vector_env_class),
-                     kwargs={**kwargs, "max_episode_steps": spec.max_episode_steps},
-                     max_episode_steps=spec.max_episode_steps)  # fmt: skip
+                     kwargs=dict(kwargs), max_episode_steps=spec.max_episode_steps)  # fmt: skip
 
 
 def _entry(cls: type) -> str | type:

@@ -65,7 +65,7 @@ class SB3VecEnv(VecEnv):
             info_i["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         if dones.any():  # SB3 resets in the same step; the batched env would on the next one
             for i in np.flatnonzero(dones):
-                infos[i]["terminal_observation"] = obs[i]
+                infos[i]["terminal_observation"] = obs[i].copy()  # the reset below may write into obs
             obs, reset_info = self.venv.reset(options={"reset_mask": dones})
             fresh = _split(reset_info, self.num_envs, _STEP_KEYS)
             for i in np.flatnonzero(dones):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import quadrat_env
@@ -57,3 +58,24 @@ def test_without_numba_the_import_says_how_to_install_it():
     code = "import sys; sys.modules['numba'] = None; import quadrat_env"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 1 and "pip install 'numba>=0.60'" in out.stderr
+
+
+@pytest.mark.parametrize("limit", [None, 7, 500])
+def test_gym_make_max_episode_steps_is_the_limit_that_truncates(limit):
+    """``gym.make(id, max_episode_steps=N)`` truncates at N, as its spec says (illegal actions
+    under "penalize" keep an episode going forever)."""
+    kwargs = {} if limit is None else {"max_episode_steps": limit}
+    env = gym.make("quadrat_env/Zudecken-v0", **kwargs)
+    expected = 200 if limit is None else limit
+    assert env.spec.max_episode_steps == expected
+    _, info = env.reset(seed=0)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    steps = 0
+    while True:
+        steps += 1
+        _, _, terminated, truncated, _ = env.step(illegal)
+        if terminated or truncated:
+            break
+    assert truncated and not terminated and steps == expected
+    vec = gym.make_vec("quadrat_env/Zudecken-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs)
+    assert vec.unwrapped.max_episode_steps == expected

@@ -11,11 +11,14 @@ pytest.importorskip("sb3_contrib")
 ZU = "quadrat_env/Zudecken-v0"
 
 
-def test_adapter_matches_dummy_vec_env_transition_for_transition():
+@pytest.mark.parametrize("copy", [True, False])
+def test_adapter_matches_dummy_vec_env_transition_for_transition(copy):
+    """Also with ``copy=False`` (the batched env's observation buffer returned as it is): the
+    terminal observation is the ended deal's, not the next deal's first."""
     from sb3_contrib.common.maskable.utils import get_action_masks
     from stable_baselines3.common.env_util import make_vec_env
 
-    native = make_sb3_vec_env(ZU, n_envs=4, seed=3, reward_mode="dense")
+    native = make_sb3_vec_env(ZU, n_envs=4, seed=3, reward_mode="dense", copy=copy)
     dummy = make_vec_env(ZU, n_envs=4, seed=3, env_kwargs={"reward_mode": "dense"})
     obs_n, obs_d = native.reset(), dummy.reset()
     assert np.array_equal(obs_n, obs_d)
@@ -26,6 +29,7 @@ def test_adapter_matches_dummy_vec_env_transition_for_transition():
         assert np.array_equal(masks, get_action_masks(dummy))
         acts = np.where(masks, rng.random(masks.shape), -1).argmax(axis=1)
         obs_n, rew_n, done_n, info_n = native.step(acts)
+        obs_n = obs_n.copy()  # with copy=False, the next step writes into it
         obs_d, rew_d, done_d, info_d = dummy.step(acts)
         assert (
             np.array_equal(obs_n, obs_d) and np.array_equal(rew_n, rew_d) and np.array_equal(done_n, done_d)

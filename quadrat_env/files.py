@@ -1,0 +1,85 @@
+"""Files written whole or not at all: a temporary file in the same folder, fsync, rename.
+
+Every file the package and its tools write (README sections, results, run folders, models, label
+files, ``--out`` files) goes through :func:`atomic_path`, :func:`atomic_open` or
+:func:`atomic_write`. A full disk, a size limit or a kill during the write leaves the old file
+as it was (and at worst a ``.*.tmp*`` file beside it); a rename within one folder is atomic on
+POSIX file systems.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same suffix, so writers that infer the format from it
+    work) for a writer that takes a file name; on success it replaces ``path``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.tmp", suffix=path.suffix)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    os.chmod(tmp_path, _mode(path))
+    try:
+        yield tmp_path
+        _fsync_file(tmp_path)
+        os.replace(tmp_path, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp_path.unlink()
+        raise
+    _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """``open(path, mode)`` for writing ("w" or "wb"), replacing ``path`` only once closed whole."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open writes whole files: mode must be 'w' or 'wb', got {mode!r}")
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as f:
+        yield f
+
+
+def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically."""
+    with atomic_open(path, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+
+
+def _mode(path: Path) -> int:
+    """The old file's permissions, or what a plain ``open`` would give (mkstemp's are 0600)."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def save_model(model: Any, path: str | os.PathLike[str]) -> None:
+    """``model.save(path)`` for an SB3 model (or anything with ``save``), atomically."""
+    with atomic_path(path) as tmp:
+        model.save(tmp)
