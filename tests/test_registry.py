@@ -77,5 +77,7 @@ def test_gym_make_max_episode_steps_is_the_limit_that_truncates(limit):
         if terminated or truncated:
             break
     assert truncated and not terminated and steps == expected
-    vec = gym.make_vec("quadrat_env/Zudecken-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs)
+    vec = gym.make_vec(
+        "quadrat_env/Zudecken-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
+    )
     assert vec.unwrapped.max_episode_steps == expected
