@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -72,6 +73,11 @@ def parse_deck(
     permutation of that pack; the error says which cards are wrong, duplicated or missing.
     """
     items: Sequence[str | int]
+    if isinstance(deck, np.ma.MaskedArray):  # masked cards are no cards: refuse, do not guess
+        if np.ma.getmaskarray(deck).any():
+            raise ValueError("deck must be card codes or numbers, got a masked array with masked entries")
+        deck = np.ma.getdata(deck)
+    _check_length(deck, pack_size)
     if isinstance(deck, str):
         items = deck.replace(",", " ").split()
     elif isinstance(deck, np.ndarray) and deck.ndim == 1 or isinstance(deck, Sequence) and not isinstance(
@@ -100,6 +106,19 @@ def parse_deck(
     if pack_size is not None:
         check_pack(cards, pack_size)
     return tuple(cards)
+
+
+def _check_length(deck: Any, pack_size: int | Sequence[int] | None) -> None:
+    """Refuse a deck far longer than the pack before reading it item by item (a 10^7-item deck
+    would otherwise be parsed for seconds before its length is refused)."""
+    if pack_size is None:
+        return
+    size = pack_size if isinstance(pack_size, int) else len(pack_size)
+    if isinstance(deck, str):  # a code is 2-3 characters; 16 a card leaves room for any layout
+        if len(deck) > 16 * size:
+            raise ValueError(f"deck has more than {size} cards; this game needs {size}")
+    elif hasattr(deck, "__len__") and len(deck) > size:
+        raise ValueError(f"deck has {len(deck)} cards; this game needs {size}")
 
 
 def check_pack(cards: Sequence[int], pack_size: int | Sequence[int]) -> None:

@@ -18,7 +18,11 @@ CODES = format_cards(FULL_PACK).split()
 
 
 def test_a_refused_reset_leaves_the_time_limit_counting():
-    env = gym.make(QU)
+    """The env's own limit (the ``max_episode_steps`` kwarg of the class; ``gym.make`` applies
+    Gymnasium's TimeLimit instead, which restarts its count when ``reset`` is called, refused or not)."""
+    from quadrat_env.registry import spec_for
+
+    env = spec_for(QU).env_class(max_episode_steps=1000)
     env.reset(seed=0)
     for _ in range(999):
         assert not env.step(5)[3]  # illegal: nothing on the discard pile
@@ -169,3 +173,41 @@ def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
 
     with pytest.raises(WorkerFailed, match="labelling deals"):  # a model file that is not there
         imitate.collect_parallel("/nonexistent/behaviour.zip", range(0, 10), 0.1, (0, 0), False, jobs=2)
+
+
+@pytest.mark.parametrize("seed", [True, np.bool_(False), -1, 2.0, "3"])
+def test_single_and_batched_env_refuse_the_same_seeds(seed):
+    env = gym.make("quadrat_env/Zudecken-v0")
+    vec = gym.make_vec("quadrat_env/Zudecken-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    with pytest.raises(ValueError, match="seed must be"):
+        env.reset(seed=seed)
+    with pytest.raises(ValueError, match="seed must be"):
+        vec.reset(seed=seed)
+
+
+def test_single_and_batched_env_take_numpy_integer_seeds():
+    env = gym.make("quadrat_env/Zudecken-v0")
+    vec = gym.make_vec("quadrat_env/Zudecken-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    assert np.array_equal(env.reset(seed=np.int64(3))[0], env.reset(seed=3)[0])
+    assert np.array_equal(vec.reset(seed=np.int64(3))[0][0], env.reset(seed=3)[0])
+
+
+def test_a_huge_deck_is_refused_by_its_length_before_it_is_read():
+    env = gym.make("quadrat_env/Zudecken-v0")
+    env.reset(seed=1)
+    before = env.unwrapped.deck
+    for deck in (range(10**9), "AS " * 10**6, np.zeros(10**7, dtype=np.int64)):
+        with pytest.raises(ValueError, match="cards; this game needs 52"):
+            env.reset(options={"deck": deck})
+    assert env.unwrapped.deck == before
+
+
+def test_a_masked_array_deck_is_refused_or_read_by_its_data():
+    from quadrat_env.cards import PACKS
+
+    env = gym.make("quadrat_env/Zudecken-v0")
+    masked = np.ma.masked_array(np.array(PACKS[52]), mask=[True] + [False] * 51)
+    with pytest.raises(ValueError, match="masked"):
+        env.reset(options={"deck": masked})
+    obs, _ = env.reset(options={"deck": np.ma.masked_array(np.array(PACKS[52]))})
+    assert np.array_equal(obs, env.reset(options={"deck": list(PACKS[52])})[0])

@@ -22,6 +22,13 @@ def whole(name: str, value: Any, minimum: int | None = None) -> int:
     return int(value)
 
 
+def is_seed(value: Any) -> bool:
+    """Whether ``value`` is a seed: None or a whole number >= 0 (a numpy integer too, a bool not)."""
+    return value is None or (
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 0
+    )
+
+
 def number(name: str, value: Any, minimum: float | None = None) -> float:
     """``value`` as a finite float (>= ``minimum``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):

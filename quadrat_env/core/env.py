@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from quadrat_env.cards import card_code, parse_deck
-from quadrat_env.core.checks import choice, number, whole
+from quadrat_env.core.checks import choice, is_seed, number, whole
 from quadrat_env.core.kernel import CARDS, OVER, REMOVED, WON
 from quadrat_env.core.rules import IllegalMove, Rules
 
@@ -113,8 +113,10 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self, *, seed: int | None = None, options: Mapping[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         # Check everything before touching the RNG or the state, so bad input changes nothing.
+        if not is_seed(seed):  # as the batched env: numpy integers are seeds, bools are not
+            raise ValueError(f"seed must be None or a whole number >= 0, got {seed!r}")
         deck = self._deck_from_options(options)
-        super().reset(seed=seed)
+        super().reset(seed=None if seed is None else int(seed))
         if deck is None:
             deck = tuple(self.np_random.permutation(self.game.pack).tolist())
         kernel = self.game.kernel

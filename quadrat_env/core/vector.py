@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from quadrat_env.cards import parse_deck
-from quadrat_env.core.checks import whole
+from quadrat_env.core.checks import is_seed, whole
 from quadrat_env.core.env import RENDER_MODES, PatienceEnv
 from quadrat_env.core.rules import IllegalMove
 
@@ -284,14 +284,10 @@ class PatienceVectorEnv(VectorEnv):
         n = self.num_envs
         if seed is None:
             return [None] * n
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        if is_seed(seed):
             return [int(seed) + i for i in range(n)]
-
-        def whole(s: Any) -> bool:
-            return s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0)
-
         listed = isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) == n
-        if listed and all(map(whole, seed)):
+        if listed and all(map(is_seed, seed)):
             return [None if s is None else int(s) for s in seed]
         raise ValueError(f"seed must be None, a whole number >= 0 or a list of {n} of them (or None), "
                          f"got {seed!r}")  # fmt: skip
