@@ -66,10 +66,13 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO) -> int:
         if entry in ("h", "hint", "?"):
             say("; ".join(hints(env_id, obs, info["action_mask"])))
             continue
-        if not (entry.isascii() and entry.isdigit()) or int(entry) not in legal:
-            say(f"{entry!r} is not a legal move: type one of {', '.join(map(str, legal))}, h or q")
+        # compared as text: int() of a 5,000-digit entry raises (Python's digit limit)
+        move = entry.lstrip("0") or "0" if entry.isascii() and entry.isdigit() else entry
+        if move not in {str(a) for a in legal}:
+            shown = entry if len(entry) <= 20 else entry[:20] + "..."
+            say(f"{shown!r} is not a legal move: type one of {', '.join(map(str, legal))}, h or q")
             continue
-        obs, _, terminated, truncated, info = env.step(int(entry))
+        obs, _, terminated, truncated, info = env.step(int(move))
         if terminated or truncated:
             say("\n" + env.render())
             say(f"\n{'You won!' if info['won'] else 'Game over: lost'} ({info['cards_left']} cards left)")

@@ -126,6 +126,16 @@ def test_quadrat_play_takes_unicode_digits_as_wrong_entries():
     assert "'²' is not a legal move" in out.getvalue() and "'٣' is not a legal move" in out.getvalue()
 
 
+def test_quadrat_play_answers_a_5000_digit_move_in_one_line_and_takes_leading_zeros():
+    from quadrat_env.experiments import play
+
+    out = io.StringIO()
+    assert play.play(ZU, 1, io.StringIO("9" * 5000 + "\n01\nq\n"), out) == 1
+    text = out.getvalue()
+    assert "'99999999999999999999...' is not a legal move" in text
+    assert "'01' is not a legal move" not in text and "stock 46" in text  # 01: move 1, legal
+
+
 def test_check_env_passes_with_default_arguments_without_pygame_or_pillow():
     code = ("import sys; sys.modules['pygame'] = None; sys.modules['PIL'] = None\n"
             "import gymnasium as gym, quadrat_env\n"
