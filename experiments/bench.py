@@ -101,12 +101,23 @@ def published_model(value: str) -> Path:
     return shipped if not path.exists() and shipped.is_file() else path
 
 
+#: File names that every run folder's model has (train, imitate, SB3's callbacks).
+GENERIC_STEMS = ("model", "best_model", "final_model")
+
+
+def model_name(path: Path) -> str:
+    """A model's name in tables and CSV names: its file's stem, with its run folder's name where
+    the stem is one every run has (``runs/ppo/Zudecken-seed1/model.zip`` -> ``Zudecken-seed1/model``),
+    so two runs' models benchmarked into one folder keep separate CSVs."""
+    return f"{path.parent.name}/{path.stem}" if path.stem in GENERIC_STEMS and path.parent.name else path.stem
+
+
 def load_agent(who: tuple[str, ...], env_id: str) -> Any:
     """``("agent", spec)`` or ``("model", path, algo)``: the agent, built where it plays."""
     if who[0] == "model":
         from quadrat_env.agents.sb3_agent import SB3Agent
 
-        return SB3Agent.load(who[1], who[2], env_id, name=Path(who[1]).stem)
+        return SB3Agent.load(who[1], who[2], env_id, name=model_name(Path(who[1])))
     return make_agent(who[1], env_id)
 
 
@@ -138,6 +149,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     env_id = names.get(args.env, args.env)
     if env_id not in env_ids():
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
+    if args.out.exists() and not args.out.is_dir():  # found now, not after every deal is played
+        p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
     if args.model is not None and args.algo is None:
         p.error(f"--model needs --algo (one of {', '.join(ALGOS)})")
     try:  # build it here first, so that a bad agent or model is one clear line before any play

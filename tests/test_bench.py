@@ -49,6 +49,7 @@ def test_a_model_file(tmp_path, capsys):
     (["--env", "Zudecken", "--model", "x.zip"], "needs --algo"),
     (["--env", "Quadrat", "--model", str(MODELS / "Zudecken-ppo.zip"), "--algo", "ppo"], "another env"),
     (["--env", "Zudecken", "--agent", "greedy", "--deals", "0"], "must be >= 1"),
+    (["--env", "Zudecken", "--agent", "greedy", "--out", __file__], "is a file"),
 ])  # fmt: skip
 def test_bad_arguments_get_one_line_and_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -64,3 +65,14 @@ def test_parallel_jobs_give_the_same_table_and_a_shipped_model_goes_by_name(tmp_
     assert bench.main([*argv, "--out", str(tmp_path / "two"), "--jobs", "2"]) == 0
     for name in ("Quadrat-maskable_ppo.csv", "greedy.csv"):
         assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
+
+
+def test_two_runs_models_named_model_zip_keep_separate_csvs(tmp_path, capsys):
+    for run in ("Quadrat-seed1", "Quadrat-seed2"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "model.zip").write_bytes((MODELS / "Quadrat-maskable_ppo.zip").read_bytes())
+        assert bench.main(["--env", "Quadrat", "--model", str(tmp_path / run / "model.zip"), "--algo",
+                           "maskable_ppo", "--deals", "3", "--baselines", "--no-progress",
+                           "--out", str(tmp_path / "out")]) == 0  # fmt: skip
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == [
+        "Quadrat-seed1-model.csv", "Quadrat-seed2-model.csv"]  # fmt: skip
