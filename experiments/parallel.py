@@ -8,7 +8,11 @@ does not depend on where its tasks ran.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -92,7 +96,9 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
                 raise WorkerFailed(f"{describe(task)} failed: {type(err).__name__}: {err}") from err
         return
     # spawn, not fork: a parent that has used torch (a loaded model) deadlocks forked children
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))  # fmt: skip
+    finished = False
     try:
         futures = [pool.submit(fn, task) for task in tasks]
         for task, future in zip(tasks, futures, strict=True):
@@ -103,5 +109,28 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
             except Exception as err:
                 raise WorkerFailed(f"{describe(task)} failed in a worker process: "
                                    f"{type(err).__name__}: {err}") from err  # fmt: skip
+        finished = True
     finally:
+        if not finished:  # a failure, Ctrl-C or SIGTERM: running tasks are not waited for
+            _stop_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker: be killed when the parent process ends, however it ends (SIGKILL included),
+    via Linux's PR_SET_PDEATHSIG; elsewhere a no-op. Exits at once if the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    # ProcessPoolExecutor has no public way to stop running tasks before Python 3.14
+    # (terminate_workers); its process table is the documented-in-source way to reach them.
+    for process in list(getattr(pool, "_processes", {}).values()):
+        with contextlib.suppress(Exception):
+            process.kill()

@@ -1,0 +1,68 @@
+"""Worker processes end with their parent, however the parent ends."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PARENT = """
+import sys, time
+from quadrat_env.experiments.parallel import run_tasks
+print("started", flush=True)
+for _ in run_tasks(time.sleep, [120, 120, 120], jobs=2):
+    pass
+"""
+
+
+def children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return stat[0] != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+def test_workers_die_with_their_parent(sig):
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert parent.stdout.readline().strip() == b"started"
+        deadline = time.monotonic() + 60
+        workers: list[int] = []
+        while time.monotonic() < deadline:  # spawn workers (python -c ...) and their sleep tasks
+            workers = [c for c in children(parent.pid) if b"spawn" in Path(f"/proc/{c}/cmdline").read_bytes()]
+            if len(workers) == 2:
+                break
+            time.sleep(0.2)
+        assert len(workers) == 2
+        time.sleep(1.0)  # the workers are in their tasks
+        os.kill(parent.pid, sig)
+        parent.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(map(alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(map(alive, workers)), f"workers still running after {sig.name} to the parent"
+    finally:
+        parent.kill()
+        parent.wait()
