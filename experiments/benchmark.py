@@ -208,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     args.solver_deals = args.solver_deals or args.deals
     if min(args.deals, args.solver_deals, args.planner_samples, args.jobs) < 1 or args.planner_deals < 0:
         p.error("--deals, --solver-deals, --planner-samples and --jobs must be >= 1, --planner-deals >= 0")
+    if args.update_readme and args.env and set(args.env) != set(env_ids()):
+        p.error("--update-readme rewrites the table of every game: run it without --env")
     if not args.models.is_dir():
         p.error(f"--models {args.models} is not a folder")
     start = time.perf_counter()

@@ -48,6 +48,7 @@ from quadrat_env.agents.features import SCORES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
+from quadrat_env.experiments.runs import claim_run_dir
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_open, atomic_write, save_model
@@ -352,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
                         "step (much faster; other random moves than the default 0, one deal at a time)")
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
+    p.add_argument("--overwrite", action="store_true", help="delete an earlier run in the run folder first")
     add_ray_argument(p)
     args = p.parse_args(argv)
     check_ray_argument(p, args)
@@ -378,8 +380,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--net-arch sizes must be >= 1")
     if not 0 <= args.epsilon <= 1:
         p.error(f"--epsilon must be in [0, 1], got {args.epsilon}")
+    run_dir = args.out / f"Zudecken-seed{args.seed}"
     try:
         seeds.imitation(args.seed, args.rounds * args.deals_per_round)
+        claim_run_dir(run_dir, args.overwrite)
     except ValueError as err:
         p.error(str(err))
     config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels (per-move BCE)",
@@ -392,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
               "labels": str(args.labels) if args.labels else None,
               "behaviour": str(args.behaviour) if args.behaviour else None}  # fmt: skip
     try:
-        result = run(config, args.out / f"Zudecken-seed{args.seed}", jobs=args.jobs, ray=args.ray)
+        result = run(config, run_dir, jobs=args.jobs, ray=args.ray)
     except (OSError, ValueError, KeyError) as err:  # a labels file that is not ours
         print(f"imitate: {err}", file=sys.stderr)
         return 2

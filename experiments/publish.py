@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from quadrat_env.agents.safe_load import load_model
 
 from quadrat_env.files import atomic_open, atomic_write
 from quadrat_env.registry import short_name as env_name
@@ -24,10 +25,18 @@ MODELS = Path(__file__).parent / "models"
 
 def publish(run: Path, models: Path = MODELS) -> Path:
     config_path, model = run / "config.yml", run / "model.zip"
-    if not config_path.is_file() or not model.is_file():
-        raise ValueError(f"{run} is not a finished run (needs config.yml and model.zip)")
+    # train writes summary.json, imitate rounds.json, once the run has finished (model.zip is saved
+    # earlier: at each new best validation checkpoint)
+    finished = (run / "summary.json").is_file() or (run / "rounds.json").is_file()
+    if not config_path.is_file() or not model.is_file() or not finished:
+        raise ValueError(f"{run} is not a finished run (needs config.yml, model.zip and summary.json "
+                         "or rounds.json)")  # fmt: skip
     config = yaml.safe_load(config_path.read_text())
     algo = config.get("algo", "maskable_ppo")  # imitation runs train a MaskablePPO model
+    try:  # loads without unpickling anything, and checks the model fits the env
+        load_model(model, algo, config["env_id"])
+    except Exception as err:  # noqa: BLE001 - whatever is wrong with it, it is not published
+        raise ValueError(f"{model} does not load as a {algo} model for {config['env_id']}: {err}") from None
     stem = f"{env_name(config['env_id'])}-{algo}"
     seed = int(config["seed"])
     (models / "seeds").mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from quadrat_env.experiments.runs import claim_run_dir
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write, save_model
@@ -170,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         help="play --eval-deals validation deals every STEPS steps; writes curve.csv",
     )
     p.add_argument("--eval-deals", type=int, default=2000, help="deals per curve point (default 2000)")
+    p.add_argument("--overwrite", action="store_true", help="delete an earlier run in the run folder first")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     for name in ("timesteps", "n_envs", "eval_every", "eval_deals"):
@@ -179,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         config = resolve(args)
         _policy_kwargs(config)  # a bad features name fails here, before any training
         seeds.rl_training(args.seed, int(config["n_envs"]))  # refuses seeds that reach other deals
+        run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
+        claim_run_dir(run_dir, args.overwrite)
     except ValueError as err:
         p.error(str(err))
-    run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
     summary = train(config, run_dir, progress=not args.no_progress)
     print(f"{args.algo} on {args.env}, seed {args.seed}: {summary['steps']} steps in "
           f"{summary['seconds']}s ({summary['steps_per_second']} steps/s) -> {run_dir}")  # fmt: skip

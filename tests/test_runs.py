@@ -1,0 +1,65 @@
+"""Runs are never mixed or silently replaced; only finished, loadable runs are published; a
+one-game benchmark never replaces the all-games README table."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+pytest.importorskip("sb3_contrib")
+
+from quadrat_env.experiments import benchmark, publish, train  # noqa: E402
+
+ZU = "quadrat_env/Zudecken-v0"
+ARGV = ["--env", ZU, "--algo", "ppo", "--seed", "1", "--timesteps", "64", "--n-envs", "1", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    assert train.main([*ARGV, "--out", str(out)]) == 0
+    return out, out / "ppo" / "Zudecken-seed1"
+
+
+def test_a_second_run_into_a_finished_runs_folder_is_refused_and_changes_nothing(finished, capsys):
+    out, folder = finished
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as exc:
+        train.main([*ARGV, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--overwrite" in err and "Traceback" not in err
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_overwrite_starts_the_run_afresh(tmp_path):
+    assert train.main([*ARGV, "--out", str(tmp_path)]) == 0
+    folder = tmp_path / "ppo" / "Zudecken-seed1"
+    (folder / "stray.txt").write_text("from another run")
+    assert train.main([*ARGV, "--out", str(tmp_path), "--overwrite"]) == 0
+    assert not (folder / "stray.txt").exists() and (folder / "summary.json").is_file()
+
+
+def test_publish_takes_only_finished_loadable_runs(finished, tmp_path):
+    _, folder = finished
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("config.yml", "model.zip"):
+        (run / name).write_bytes((folder / name).read_bytes())
+    with pytest.raises(ValueError, match="not a finished run"):  # no summary.json: still training
+        publish.publish(run, tmp_path / "models")
+    (run / "summary.json").write_bytes((folder / "summary.json").read_bytes())
+    model = (folder / "model.zip").read_bytes()
+    (run / "model.zip").write_bytes(model[: len(model) // 2])  # cut short
+    with pytest.raises(ValueError, match="does not load"):
+        publish.publish(run, tmp_path / "models")
+    assert not list((tmp_path / "models").rglob("*.zip"))  # nothing published
+    (run / "model.zip").write_bytes(model)
+    assert publish.publish(run, tmp_path / "models").read_bytes() == model
+    config = tmp_path / "models" / "configs" / "Zudecken-ppo-seed1.yml"
+    assert yaml.safe_load(config.read_text())["seed"] == 1
+
+
+def test_a_one_game_benchmark_may_not_rewrite_the_readme_table(capsys):
+    with pytest.raises(SystemExit) as exc:
+        benchmark.main(["--env", ZU, "--update-readme", "--deals", "1"])
+    assert exc.value.code == 2 and "without --env" in capsys.readouterr().err
