@@ -13,6 +13,7 @@ loaded by SB3 with ``torch.load(weights_only=True)``, which runs no code.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import json
 import re
@@ -35,6 +36,15 @@ ALGOS = tuple(ALGORITHMS)
 _TRAINING_STATE = ("_last_obs", "_last_episode_starts", "_last_original_obs", "ep_info_buffer",
                    "ep_success_buffer", "action_noise", "rollout_buffer_kwargs")  # fmt: skip
 _SCHEDULE = re.compile(r"^ConstantSchedule\(val=([0-9.eE+-]+)\)$")
+#: What a model file may cost before anything in it is believed (a 2 MB file can hold gigabytes):
+#: decompressed bytes of ``data`` and of any member, and of all members; members in all.
+MAX_DATA, MAX_MEMBER, MAX_TOTAL, MAX_MEMBERS = 16 << 20, 64 << 20, 160 << 20, 32
+#: Network sizes: units in a layer, layers, and weights between two consecutive layers.
+MAX_UNITS, MAX_LAYERS, MAX_LAYER_WEIGHTS = 8192, 16, 1 << 22
+#: Plain settings that size what loading allocates (rollout and replay buffers), with their bounds.
+_SIZES = {"n_steps": 1 << 20, "n_envs": 1 << 16, "batch_size": 1 << 20, "buffer_size": 1 << 21,
+          "n_epochs": 1 << 16}  # fmt: skip
+_ROLLOUT = 1 << 22  # n_steps * n_envs
 
 
 class UnsafeModelFile(ValueError):
@@ -63,13 +73,56 @@ def _known_classes() -> dict[str, Any]:
 
 
 def _net_arch(value: Any) -> Any:
-    if isinstance(value, str):
-        value = ast.literal_eval(value)  # literals only: no code
-    ok_list = isinstance(value, list) and all(isinstance(v, int) and v > 0 for v in value)
+    if isinstance(value, str) and len(value) < 1000:
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(value)  # literals only: no code
+    ok_list = isinstance(value, list) and all(type(v) is int and 0 < v <= MAX_UNITS for v in value)
     ok_dict = isinstance(value, dict) and set(value) <= {"pi", "vf"} and all(map(_net_arch, value.values()))
     if not (ok_list or ok_dict):
-        raise UnsafeModelFile(f"policy_kwargs net_arch {value!r} is not a list of layer sizes")
+        raise UnsafeModelFile(f"policy_kwargs net_arch {str(value)[:80]!r} is not a list of layer sizes "
+                              f"(1..{MAX_UNITS} units each)")  # fmt: skip
+    pairs = zip(value[:-1], value[1:], strict=True) if ok_list else ()
+    if ok_list and (len(value) > MAX_LAYERS or any(a * b > MAX_LAYER_WEIGHTS for a, b in pairs)):
+        raise UnsafeModelFile(f"policy_kwargs net_arch {value!r} is larger than quadrat_env loads (at most "
+                              f"{MAX_LAYERS} layers, {MAX_LAYER_WEIGHTS:,} weights between two)")  # fmt: skip
     return value
+
+
+def _read_members(path: Path) -> dict[str, Any]:
+    """The file's ``data`` JSON, after checking every member's real decompressed size (read in
+    chunks, never trusting the sizes the zip states) against the limits above."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise UnsafeModelFile(f"{path} holds {len(infos)} files; a saved model has a handful")
+            total, data = 0, b""
+            for info in infos:
+                limit = min(MAX_DATA if info.filename == "data" else MAX_MEMBER, MAX_TOTAL - total)
+                size, head = 0, []
+                with archive.open(info) as member:
+                    while chunk := member.read(1 << 20):
+                        size += len(chunk)
+                        if size > limit:
+                            raise UnsafeModelFile(f"{path}: {info.filename!r} unpacks to over {limit >> 20} "
+                                                  "MB; a model for these games is far smaller")  # fmt: skip
+                        if info.filename == "data":
+                            head.append(chunk)
+                total += size
+                data = b"".join(head) if info.filename == "data" else data
+            return json.loads(data)
+    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, EOFError) as err:
+        raise ValueError(f"{path} is not a saved SB3 model ({err})") from None
+
+
+def _check_sizes(path: Path, data: dict[str, Any]) -> None:
+    """Plain settings that size what SB3 allocates on load: whole numbers within bounds."""
+    for key, bound in _SIZES.items():
+        value = data.get(key)
+        if value is not None and not (type(value) is int and 0 < value <= bound):
+            raise UnsafeModelFile(f"{path}: {key} = {str(value)[:40]} is not a whole number in 1..{bound:,}")
+    if int(data.get("n_steps") or 1) * int(data.get("n_envs") or 1) > _ROLLOUT:
+        raise UnsafeModelFile(f"{path}: n_steps x n_envs is over {_ROLLOUT:,} (a rollout buffer too large)")
 
 
 def _plain(value: Any) -> bool:
@@ -109,14 +162,15 @@ def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, A
     from stable_baselines3.common.utils import FloatSchedule
 
     cls = algorithm(algo)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            data = json.loads(archive.read("data"))
-    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as err:
-        raise ValueError(f"{path} is not a saved SB3 model ({err})") from None
+    data = _read_members(Path(path))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a saved SB3 model (its data is not a JSON object)")
+    _check_sizes(Path(path), data)
     env = gym.make(env_id)
     custom: dict[str, Any] = {}
     for key, field in data.items():
+        if key == "policy_kwargs" and isinstance(field, dict) and ":serialized:" not in field:
+            custom[key] = _policy_kwargs(field)  # stored as plain JSON: checked all the same
         if not (isinstance(field, dict) and ":serialized:" in field):
             continue
         if key == "policy_class":
@@ -170,4 +224,8 @@ def load_model(path: str | Path, algo: str, env_id: str, trust: bool = False) ->
         raise FileNotFoundError(f"no saved model at {path}")
     cls = algorithm(algo)
     custom = None if trust else safe_custom_objects(path, algo, env_id)
-    return cls.load(path, device="cpu", custom_objects=custom)
+    try:
+        return cls.load(path, device="cpu", custom_objects=custom)
+    except Exception as err:  # weights that do not fit the checked settings, a damaged member, ...
+        raise ValueError(f"{path} could not be loaded as a {algo} model: {type(err).__name__}: "
+                         f"{str(err).splitlines()[0][:200] if str(err) else ''}") from None

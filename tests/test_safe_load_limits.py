@@ -1,0 +1,96 @@
+"""Hostile model files cost bounded resources: each crafted file below (about a megabyte or two on
+disk) is refused in one line, its memory use while refused well under 300 MB."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from quadrat_env.experiments.publish import MODELS  # noqa: E402
+
+SOURCE = MODELS / "Zudecken-ppo.zip"
+
+
+def rebuild(path: Path, data: dict | None = None, extra: dict[str, bytes] | None = None) -> Path:
+    """The shipped Zudecken PPO model with its ``data`` JSON and members replaced."""
+    with zipfile.ZipFile(SOURCE) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            if extra and info.filename in extra:
+                continue
+            body = src.read(info)
+            if info.filename == "data" and data is not None:
+                body = json.dumps(data).encode()
+            dst.writestr(info.filename, body)
+        for name, body in (extra or {}).items():
+            dst.writestr(name, body)
+    return path
+
+
+def shipped_data() -> dict:
+    with zipfile.ZipFile(SOURCE) as z:
+        return json.loads(z.read("data"))
+
+
+def with_policy_kwargs(value: dict) -> dict:
+    return {**shipped_data(), "policy_kwargs": value}
+
+
+CASES = {
+    # zip bombs: hundreds of MB packed into well under a megabyte
+    "bomb in data": (lambda p: rebuild(p, extra={"data": b" " * (200 << 20)}), "unpacks to over"),
+    "256 MB of weights": (lambda p: rebuild(p, extra={"policy.pth": bytes(256 << 20)}), "unpacks to over"),
+    "huge layers (JSON)": (
+        lambda p: rebuild(p, with_policy_kwargs({"net_arch": [8000, 8000]})), "larger than quadrat_env"),
+    "layer over 8192 units (JSON)": (
+        lambda p: rebuild(p, with_policy_kwargs({"net_arch": [16000, 16000]})), "1..8192 units each"),
+    "string net_arch (JSON)": (
+        lambda p: rebuild(p, with_policy_kwargs({"net_arch": "os.system"})), "is not a list of layer sizes"),
+    "huge rollout": (lambda p: rebuild(p, {**shipped_data(), "n_steps": 10**9}), "n_steps"),
+    "many members": (
+        lambda p: rebuild(p, extra={f"m{i}": b"" for i in range(100)}), "holds 106 files"),
+}  # fmt: skip
+
+MEASURE = """
+import resource, sys
+from quadrat_env.agents.safe_load import load_model
+import torch, sb3_contrib, stable_baselines3  # loaded before the baseline
+import gymnasium as gym, quadrat_env
+gym.make("quadrat_env/Zudecken-v0")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    load_model(sys.argv[1], "ppo", "quadrat_env/Zudecken-v0")
+    print("LOADED")
+except ValueError as err:
+    print("REFUSED", str(err).replace("\\n", " "))
+print("MB", (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+"""
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_crafted_file_is_refused_in_one_line_with_bounded_memory(tmp_path, case):
+    make, message = CASES[case]
+    path = make(tmp_path / "model.zip")
+    assert path.stat().st_size < 4 << 20
+    cmd = [sys.executable, "-c", MEASURE, str(path)]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert "REFUSED" in lines and message in lines["REFUSED"], out.stdout
+    assert float(lines["MB"]) < 300, f"refusing it cost {lines['MB']} MB"
+
+
+def test_quadrat_bench_refuses_a_crafted_file_in_one_line(tmp_path, capsys):
+    from quadrat_env.experiments import bench
+
+    path = CASES["huge layers (JSON)"][0](tmp_path / "model.zip")
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--env", "Zudecken", "--model", str(path), "--algo", "ppo"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "larger than quadrat_env loads" in err and "Traceback" not in err
