@@ -36,6 +36,7 @@ import argparse
 import json
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -181,12 +182,19 @@ def shared_labels(path: Path, deals: range, config: dict[str, Any], jobs: int,
     how = {"deals": [deals.start, deals.stop], "epsilon": config["epsilon"],
            "label_samples": config.get("label_samples", 0)}  # fmt: skip
     if path.is_file():
-        with np.load(path) as saved:
-            made = json.loads(str(saved["how"]))
+        try:
+            with np.load(path) as saved:
+                made = json.loads(str(saved["how"]))
+                labels = {k: saved[k] for k in ("obs", "mask", "wins")}
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+            # a damaged file is a lost cache, not a lost result: the labels are made again
+            print(f"imitate: {path} cannot be read ({type(err).__name__}: {err}); making the labels again",
+                  file=sys.stderr, flush=True)  # fmt: skip
+        else:
             if any(made.get(k) != how[k] for k in ("epsilon", "label_samples")):
                 raise ValueError(f"{path} holds labels made {made}, not {how}")
             config["labels_made"] = made
-            return {k: saved[k] for k in ("obs", "mask", "wins")}
+            return labels
     data = collect_parallel(None, deals, config["epsilon"], (config["seed"], 0), True, jobs,
                             how["label_samples"], ray)  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)

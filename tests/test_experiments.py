@@ -359,6 +359,11 @@ def test_shared_labels_file_is_reused_and_checked(tmp_path, capsys):
     assert made["deals"] == [seeds.imitation(0, 12).start, seeds.imitation(0, 12).stop]  # seed 0's deals
     other = [a if a != "4" else "5" for a in common]
     assert imitate.main(["--seed", "2", *other]) == 2 and "holds labels made" in capsys.readouterr().err
+    data = labels.read_bytes()
+    labels.write_bytes(data[: len(data) // 2])  # cut short: a damaged cache of labels is made again
+    assert imitate.main(["--seed", "3", *common]) == 0
+    assert "making the labels again" in capsys.readouterr().err
+    assert labels.read_bytes() != data[: len(data) // 2] and np.load(labels)["obs"].shape[0] > 0
 
 
 def test_how_well_table(tmp_path, monkeypatch):
