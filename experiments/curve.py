@@ -26,14 +26,16 @@ FIELDS = ("steps", "seconds", "deals", "win_rate", "ci_low", "ci_high", "illegal
 class CurveCallback(BaseCallback):
     """Evaluate every ``config["eval_every"]`` steps (and at the end); append to ``path``."""
 
-    def __init__(self, config: dict[str, Any], path: Path) -> None:
+    def __init__(self, config: dict[str, Any], path: Path, write: bool = True) -> None:
         super().__init__()
         self.env_id, self.every = config["env_id"], int(config["eval_every"])
         self.deals = seeds.VALIDATION.take(int(config.get("eval_deals", 2000)))
         self.masked, self.observes_mask = config["algo"] == "maskable_ppo", bool(config.get("observe_mask"))
         self.path, self.next_at, self.start = path, 0, time.perf_counter()
         self.rows: list[tuple] = [FIELDS]
-        self._write()
+        self.final_point = True  # a run stopped at a checkpoint gets no end-of-run point
+        if write:  # (a resumed run's rows come from its checkpoint)
+            self._write()
 
     def _write(self) -> None:
         """The whole curve so far, rewritten atomically (a few hundred bytes a point)."""
@@ -47,7 +49,8 @@ class CurveCallback(BaseCallback):
         return True
 
     def _on_training_end(self) -> None:
-        self.point()
+        if self.final_point:
+            self.point()
 
     def point(self) -> None:
         agent = SB3Agent(self.model, "curve", self.masked, self.observes_mask)

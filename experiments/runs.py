@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 
 def claim_run_dir(run_dir: Path, overwrite: bool) -> None:
@@ -17,3 +20,20 @@ def claim_run_dir(run_dir: Path, overwrite: bool) -> None:
                              "start again, or choose another --out or --seed")  # fmt: skip
         shutil.rmtree(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
+
+
+def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str) -> None:
+    """``--resume``: the folder holds an unfinished run of exactly this config, with a checkpoint."""
+    saved = run_dir / "config.yml"
+    if not saved.is_file():
+        raise ValueError(f"--resume: {run_dir} holds no run to continue (no config.yml)")
+    old = yaml.safe_load(saved.read_text())
+    if old != config:
+        keys = sorted(k for k in {*old, *config} if old.get(k) != config.get(k))
+        raise ValueError(f"--resume: these settings differ from the run's config.yml: {', '.join(keys)}; "
+                         "resume with the arguments the run was started with")  # fmt: skip
+    if (run_dir / "summary.json").is_file():
+        raise ValueError(f"--resume: the run in {run_dir} has finished (summary.json)")
+    if not (run_dir / checkpoint).is_file():
+        raise ValueError(f"--resume: {run_dir} has no {checkpoint} (the run stopped before its first "
+                         "one); start it again with --overwrite")  # fmt: skip

@@ -16,15 +16,19 @@ only names from ``agents.features.NAMES``, nothing is imported by name from the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
-from quadrat_env.experiments.runs import claim_run_dir
+from quadrat_env.experiments import checkpoint
+from quadrat_env.experiments.runs import check_resumable, claim_run_dir
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write, save_model
@@ -71,13 +75,11 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
     return {"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp}
 
 
-def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
-          threads: int | None = None) -> dict[str, Any]:  # fmt: skip
+def train(config: dict[str, Any], run_dir: Path, progress: bool = True, threads: int | None = None,
+          resume: bool = False, checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
+    """Train (or with ``resume``, continue from ``run_dir/checkpoint.npz``). Returns the summary, or
+    ``{"interrupted": signal number, "steps": ...}`` when SIGINT or SIGTERM stopped it at a checkpoint."""
     import torch
-    from quadrat_env.agents.safe_load import load_model
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.env_util import make_vec_env
 
     # small batches: one thread beats two fighting over 2 cores; big batches gain from every core
     # (Zudecken MaskablePPO, 1,024 envs x 16, batch 4,096: 18k steps/s on one thread, 24k on two)
@@ -85,50 +87,157 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True,
         threads = 1 if int(config.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
-    env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
-    if config.get("vec_env", "dummy") == "native":  # the batched numpy env, one process
-        from stable_baselines3.common.vec_env import VecMonitor
-
-        from quadrat_env.sb3 import make_sb3_vec_env
-
-        (run_dir / "monitor").mkdir(exist_ok=True)
-        venv = VecMonitor(make_sb3_vec_env(config["env_id"], config["n_envs"], config["seed"], **env_kwargs),
-                          str(run_dir / "monitor" / "0"), info_keywords=("won",))  # fmt: skip
-    else:  # SB3's DummyVecEnv over gym.make envs, each with its Monitor
-        venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
-                            env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
-                            monitor_kwargs={"info_keywords": ("won",)})  # fmt: skip
-    if config.get("observe_mask"):  # the policy sees the legal actions as input (plain PPO)
-        from quadrat_env.sb3 import VecMaskObservation
-
-        venv = VecMaskObservation(venv)
-    skip = (*RUN_KEYS, *EVAL_KEYS, "env_id", "algo", "seed")
-    algo_kwargs = {k: v for k, v in config.items() if k not in skip}
-    algo_kwargs["policy_kwargs"] = _policy_kwargs(config)
-    cls = MaskablePPO if config["algo"] == "maskable_ppo" else PPO
-    # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)
-    init = load_model(config["init"], config["algo"], config["env_id"]) if config.get("init") else None
-    if init is not None:  # continue from a saved model: its network shape, then its weights
-        algo_kwargs["policy_kwargs"] = init.policy_kwargs
-    model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",
-                tensorboard_log=str(run_dir / "tb"), verbose=0, **algo_kwargs)  # fmt: skip
-    if init is not None:
-        model.policy.load_state_dict(init.policy.state_dict())
-        _scale_logits(model.policy, float(config.get("init_logit_scale", 1.0)))
-    start = time.perf_counter()
-    callback = None
+    if not resume:
+        atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
+    venv = _make_venv(config, run_dir)
+    curve = None
     if config.get("eval_every"):
         from quadrat_env.experiments.curve import CurveCallback
 
-        callback = CurveCallback(config, run_dir / "curve.csv")
-    model.learn(total_timesteps=config["n_timesteps"], progress_bar=progress, callback=callback)
+        curve = CurveCallback(config, run_dir / "curve.csv", write=not resume)
+    keeper = Checkpointer(run_dir / CHECKPOINT, checkpoint_minutes, [curve] if curve else [], run_dir)
+    model = _resumed_model(config, venv, keeper) if resume else _new_model(config, venv, run_dir)
+    start = time.perf_counter()
+    from stable_baselines3.common.callbacks import CallbackList
+
+    with keeper.stop_on_signals():
+        callbacks = CallbackList([keeper.callback, *keeper.others])
+        model.learn(total_timesteps=config["n_timesteps"] - model.num_timesteps, progress_bar=progress,
+                    callback=callbacks, reset_num_timesteps=not resume)  # fmt: skip
+    if keeper.signal:
+        return {"interrupted": keeper.signal, "steps": keeper.saved_at}
     seconds = time.perf_counter() - start
     save_model(model, run_dir / "model.zip")
     summary = {"seconds": round(seconds, 1), "steps": config["n_timesteps"],
                "steps_per_second": round(config["n_timesteps"] / seconds)}  # fmt: skip
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
+    (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: model.zip and summary.json
     return summary
+
+
+CHECKPOINT = "checkpoint.npz"
+
+
+class Checkpointer:
+    """An SB3 callback that checkpoints the run at rollout boundaries (after an update, before the
+    next rollout: nothing half-collected) every ``minutes`` (0: at every boundary), and on SIGINT or
+    SIGTERM checkpoints at the next boundary and stops the run (a second signal acts at once)."""
+
+    def __init__(self, path: Path, minutes: float, others: list[Any], run_dir: Path) -> None:
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        # built here so that the module imports without SB3 (the train extra)
+        class _Callback(BaseCallback):
+            def _on_rollout_start(inner) -> None:  # noqa: N805
+                self.at_boundary(inner.model)
+
+            def _on_step(inner) -> bool:  # noqa: N805
+                return not self.stopping
+
+        self.callback = _Callback()
+        self.path, self.every, self.others, self.run_dir = path, minutes * 60, others, run_dir
+        self.last, self.signal, self.saved_at, self.stopping = time.monotonic(), 0, 0, False
+
+    def at_boundary(self, model: Any) -> None:
+        due = time.monotonic() - self.last >= self.every
+        if (due or self.signal) and model.num_timesteps > self.saved_at:
+            meta, arrays = checkpoint.snapshot(model, self.others, self.run_dir)
+            checkpoint.save(self.path, meta, arrays)
+            self.last, self.saved_at = time.monotonic(), model.num_timesteps
+        self.stopping = bool(self.signal)  # a signal stops the run here, at a checkpoint
+        for other in self.others:  # a stopped run's last curve point would not be an uninterrupted run's
+            other.final_point = not self.signal
+
+    @contextlib.contextmanager
+    def stop_on_signals(self) -> Iterator[None]:
+        def handle(signum: int, frame: Any) -> None:
+            if self.signal:  # the second time: stop now, as without this handler
+                signal.signal(signum, signal.SIG_DFL)
+                signal.raise_signal(signum)
+            self.signal = signum
+
+        old = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in old.items():
+                signal.signal(sig, handler)
+
+
+def _make_venv(config: dict[str, Any], run_dir: Path) -> Any:
+    """The vec env of a run, its Monitor logs appended to (a resumed run cuts them back first)."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.monitor import ResultsWriter
+
+    env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
+    (run_dir / "monitor").mkdir(exist_ok=True)
+    if config.get("vec_env", "dummy") == "native":  # the batched numpy env, one process
+        from stable_baselines3.common.vec_env import VecMonitor
+
+        from quadrat_env.sb3 import make_sb3_vec_env
+
+        venv = VecMonitor(make_sb3_vec_env(config["env_id"], config["n_envs"], config["seed"], **env_kwargs),
+                          info_keywords=("won",))  # fmt: skip
+        path = run_dir / "monitor" / "0.monitor.csv"
+        header = {"t_start": venv.t_start, "env_id": config["env_id"]}
+        venv.results_writer = ResultsWriter(str(path), header=header, extra_keys=("won",),
+                                            override_existing=not path.exists())  # fmt: skip
+    else:  # SB3's DummyVecEnv over gym.make envs, each with its Monitor
+        fresh = not any((run_dir / "monitor").iterdir())
+        monitor = {"info_keywords": ("won",), "override_existing": fresh}
+        venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
+                            env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
+                            monitor_kwargs=monitor)  # fmt: skip
+    if config.get("observe_mask"):  # the policy sees the legal actions as input (plain PPO)
+        from quadrat_env.sb3 import VecMaskObservation
+
+        venv = VecMaskObservation(venv)
+    return venv
+
+
+def _new_model(config: dict[str, Any], venv: Any, run_dir: Path) -> Any:
+    from quadrat_env.agents.safe_load import algorithm, load_model
+
+    skip = (*RUN_KEYS, *EVAL_KEYS, "env_id", "algo", "seed")
+    algo_kwargs = {k: v for k, v in config.items() if k not in skip}
+    algo_kwargs["policy_kwargs"] = _policy_kwargs(config)
+    # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)
+    init = load_model(config["init"], config["algo"], config["env_id"]) if config.get("init") else None
+    if init is not None:  # continue from a saved model: its network shape, then its weights
+        algo_kwargs["policy_kwargs"] = init.policy_kwargs
+    cls = algorithm(config["algo"])
+    model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",
+                tensorboard_log=str(run_dir / "tb"), verbose=0, **algo_kwargs)  # fmt: skip
+    if init is not None:
+        model.policy.load_state_dict(init.policy.state_dict())
+        _scale_logits(model.policy, float(config.get("init_logit_scale", 1.0)))
+    return model
+
+
+def _resumed_model(config: dict[str, Any], venv: Any, keeper: Checkpointer) -> Any:
+    """The model, envs, callbacks and random generators as they were at the last checkpoint."""
+    import tempfile
+
+    from quadrat_env.agents.safe_load import load_model
+
+    meta, arrays = checkpoint.load(keeper.path)
+    for name, size in meta["monitor_sizes"].items():  # episodes logged after the checkpoint go
+        with open(keeper.run_dir / "monitor" / name, "r+b") as f:  # noqa: SIM115 - cut back in place
+            f.truncate(size)
+    with tempfile.TemporaryDirectory(dir=keeper.run_dir) as folder:
+        path = Path(folder) / "model.zip"
+        atomic_write(path, arrays["model"].tobytes())  # a scratch copy for the safe loader
+        model = load_model(path, config["algo"], config["env_id"])  # no unpickling
+    model.set_env(venv, force_reset=False)
+    model.tensorboard_log = str(keeper.run_dir / "tb")
+    checkpoint.restore(model, meta["model"], arrays)
+    for obj, state in zip(checkpoint.env_objects(venv), meta["env"], strict=True):
+        checkpoint.restore(obj, state, arrays)
+    for cb, state in zip(keeper.others, meta["callbacks"], strict=True):
+        checkpoint.restore(cb, state, arrays)
+    checkpoint.set_global_rngs(meta["rng"], arrays)
+    keeper.saved_at = meta["num_timesteps"]
+    return model
 
 
 def _scale_logits(policy: Any, scale: float) -> None:
@@ -171,9 +280,16 @@ def main(argv: list[str] | None = None) -> int:
         help="play --eval-deals validation deals every STEPS steps; writes curve.csv",
     )
     p.add_argument("--eval-deals", type=int, default=2000, help="deals per curve point (default 2000)")
-    p.add_argument("--overwrite", action="store_true", help="delete an earlier run in the run folder first")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--resume", action="store_true",
+                       help="continue the run in the run folder from its last checkpoint (same arguments)")
+    p.add_argument("--checkpoint-minutes", type=float, default=10.0,
+                   help="minutes between checkpoints (default 10; 0: after every update)")
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
+    if not args.checkpoint_minutes >= 0:
+        p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     for name in ("timesteps", "n_envs", "eval_every", "eval_deals"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
@@ -182,10 +298,21 @@ def main(argv: list[str] | None = None) -> int:
         _policy_kwargs(config)  # a bad features name fails here, before any training
         seeds.rl_training(args.seed, int(config["n_envs"]))  # refuses seeds that reach other deals
         run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
-        claim_run_dir(run_dir, args.overwrite)
+        if args.resume:
+            check_resumable(run_dir, config, CHECKPOINT)
+        else:
+            claim_run_dir(run_dir, args.overwrite)
     except ValueError as err:
         p.error(str(err))
-    summary = train(config, run_dir, progress=not args.no_progress)
+    summary = train(config, run_dir, progress=not args.no_progress, resume=args.resume,
+                    checkpoint_minutes=args.checkpoint_minutes)  # fmt: skip
+    if "interrupted" in summary:
+        sig = summary["interrupted"]
+        how = (f"checkpoint in {run_dir / CHECKPOINT}; continue with the same command and --resume"
+               if summary["steps"] else "before its first update; start it again with --overwrite")
+        name = signal.Signals(sig).name
+        print(f"train: stopped by {name} at step {summary['steps']:,}, {how}", file=sys.stderr)
+        return 128 + sig
     print(f"{args.algo} on {args.env}, seed {args.seed}: {summary['steps']} steps in "
           f"{summary['seconds']}s ({summary['steps_per_second']} steps/s) -> {run_dir}")  # fmt: skip
     return 0

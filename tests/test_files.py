@@ -101,8 +101,8 @@ def _umask() -> int:
 def test_no_module_writes_a_file_but_through_quadrat_env_files():
     """Plain writes (``write_text``, ``open(..., "w")``, ``model.save(path)``, ``savefig(path)``)
     would truncate the old file first; each must go through quadrat_env.files."""
-    plain = re.compile(r"\.write_(text|bytes)\(|open\([^)]*[\"'][wa]b?[\"']|\bmodel\.save\(|savefig\(\s*path|"
-                       r"shutil\.copy|np\.save\w*\((?!f\b)|imwrite\(\s*out")  # fmt: skip
+    plain = re.compile(r"\.write_(text|bytes)\(|open\([^)]*[\"'][wa]b?[\"']|\bmodel\.save\((?!buffer\b)|"
+                       r"savefig\(\s*path|shutil\.copy|np\.save\w*\((?!f\b)|imwrite\(\s*out")  # fmt: skip
     found = []
     for folder in ("quadrat_env", "agents", "experiments"):
         for py in (ROOT / folder).rglob("*.py"):

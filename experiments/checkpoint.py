@@ -1,0 +1,167 @@
+"""Checkpoints of a training run: all it takes to continue the run as if it had never stopped.
+
+A checkpoint is one ``.npz`` file, written atomically, with no pickle in it (a run folder may come
+from anywhere, so resuming loads nothing that could run code): named arrays, and one JSON text
+that describes everything else. What goes in is each object's own plain state
+(:func:`capture`): numbers, strings, arrays, numpy random generators, and lists, tuples and dicts
+of these; attributes of any other kind (spaces, rules, open files, wrapped envs) are left out,
+because the object rebuilt from the run's config already holds them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import zipfile
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from quadrat_env.files import atomic_open
+
+VERSION = 1
+
+
+class _Unsupported(Exception):
+    """A value the checkpoint does not store (the rebuilt object supplies it)."""
+
+
+def _encode(value: Any, arrays: dict[str, np.ndarray], key: str) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float, np.integer, np.floating, np.bool_)):
+        return value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, np.ndarray):
+        if value.dtype == object:
+            raise _Unsupported
+        arrays[key] = value
+        return {"__array__": key}
+    if isinstance(value, np.random.Generator):
+        return {"__rng__": value.bit_generator.state}
+    if isinstance(value, (list, tuple)):
+        items = [_encode(v, arrays, f"{key}.{i}") for i, v in enumerate(value)]
+        return items if isinstance(value, list) else {"__tuple__": items}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        kind = "__ordered__" if isinstance(value, OrderedDict) else "__dict__"
+        return {kind: {k: _encode(v, arrays, f"{key}.{k}") for k, v in value.items()}}
+    raise _Unsupported
+
+
+def _decode(value: Any, arrays: dict[str, np.ndarray]) -> Any:
+    if isinstance(value, list):
+        return [_decode(v, arrays) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__array__" in value:
+        return arrays[value["__array__"]].copy()
+    if "__rng__" in value:
+        rng = np.random.Generator(getattr(np.random, value["__rng__"]["bit_generator"])())
+        rng.bit_generator.state = value["__rng__"]
+        return rng
+    if "__tuple__" in value:
+        return tuple(_decode(v, arrays) for v in value["__tuple__"])
+    if "__ordered__" in value:
+        return OrderedDict((k, _decode(v, arrays)) for k, v in value["__ordered__"].items())
+    return {k: _decode(v, arrays) for k, v in value["__dict__"].items()}
+
+
+def capture(obj: Any, arrays: dict[str, np.ndarray], name: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``obj``'s own attributes that are plain values (see the module docstring), as JSON; its
+    arrays go into ``arrays`` under keys starting with ``name``."""
+    out = {}
+    for attr, value in vars(obj).items():
+        if attr in skip:
+            continue
+        try:
+            out[attr] = _encode(value, arrays, f"{name}/{attr}")
+        except _Unsupported:
+            continue
+    return out
+
+
+def restore(obj: Any, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Set the attributes :func:`capture` stored back on ``obj`` (a newly built equal object)."""
+    for attr, value in state.items():
+        setattr(obj, attr, _decode(value, arrays))
+
+
+def global_rngs(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The process-wide generators SB3 draws from: Python's, numpy's legacy one and torch's."""
+    import torch
+
+    arrays["rng/torch"] = torch.get_rng_state().numpy()
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    arrays["rng/numpy"] = keys
+    return {"python": _encode(random.getstate(), arrays, "rng/python"),
+            "numpy": [kind, pos, has_gauss, gauss]}  # fmt: skip
+
+
+def set_global_rngs(state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    import torch
+
+    torch.set_rng_state(torch.from_numpy(arrays["rng/torch"].copy()))
+    kind, pos, has_gauss, gauss = state["numpy"]
+    np.random.set_state((kind, arrays["rng/numpy"], pos, has_gauss, gauss))
+    random.setstate(_decode(state["python"], arrays))
+
+
+def save(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """One checkpoint file, replacing the last one only once written whole."""
+    text = json.dumps({"version": VERSION, **meta})
+    with atomic_open(path, "wb") as f:
+        np.savez(f, __meta__=np.array(text), **arrays)
+
+
+def load(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A checkpoint's JSON and arrays (``ValueError`` if the file is not one)."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            arrays = {k: saved[k] for k in saved.files}
+        meta = json.loads(str(arrays.pop("__meta__")))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
+    if not isinstance(meta, dict) or meta.get("version") != VERSION:
+        raise ValueError(f"{path} is not a checkpoint of this version")
+    return meta, arrays
+
+
+# -- SB3 runs -------------------------------------------------------------------------------------
+def env_objects(venv: Any) -> list[Any]:
+    """Every object of a vec env whose state changes while it runs: the wrapper chain down to the
+    batched env (``.venv``), and for SB3's ``DummyVecEnv`` each env's chain (``.env``)."""
+    out, node = [], venv
+    while node is not None:
+        out.append(node)
+        for env in getattr(node, "envs", []) or []:
+            while env is not None:
+                out.append(env)
+                env = getattr(env, "env", None)
+        node = getattr(node, "venv", None)
+    return out
+
+
+def monitor_files(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / "monitor").glob("*.monitor.csv"))
+
+
+def snapshot(model: Any, callbacks: list[Any], run_dir: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The state of a run at a rollout boundary (after an update, before the next rollout)."""
+    import io
+
+    arrays: dict[str, np.ndarray] = {}
+    buffer = io.BytesIO()
+    model.save(buffer)  # weights, optimiser state, step and update counts (SB3's own format)
+    arrays["model"] = np.frombuffer(buffer.getvalue(), dtype=np.uint8)
+    meta = {
+        "num_timesteps": int(model.num_timesteps),
+        "model": capture(model, arrays, "sb3", skip=("policy", "env", "rollout_buffer")),
+        "env": [capture(o, arrays, f"env{i}") for i, o in enumerate(env_objects(model.get_env()))],
+        "callbacks": [capture(c, arrays, f"cb{i}", skip=("model", "locals", "globals")) for i, c in
+                      enumerate(callbacks)],
+        "rng": global_rngs(arrays),
+        # Monitor logs are appended to; on resume they are cut back to what they held here
+        "monitor_sizes": {p.name: p.stat().st_size for p in monitor_files(run_dir)},
+    }  # fmt: skip
+    return meta, arrays

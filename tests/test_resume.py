@@ -1,0 +1,87 @@
+"""A stopped training run continues from its checkpoint to exactly the model of an uninterrupted run."""
+
+from __future__ import annotations
+
+import csv
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+pytest.importorskip("sb3_contrib")
+
+from quadrat_env.experiments import train  # noqa: E402
+
+ZU = "quadrat_env/Zudecken-v0"
+
+
+def argv(algo: str, vec: str, out) -> list[str]:  # noqa: ANN001
+    return ["--env", ZU, "--algo", algo, "--seed", "1", "--timesteps", "1024", "--n-envs", "4", "--vec-env",
+            vec, "--eval-every", "256", "--eval-deals", "10", "--no-progress", "--checkpoint-minutes", "0",
+            "--out", str(out)]  # fmt: skip
+
+
+
+@pytest.mark.parametrize(("algo", "vec"), [("maskable_ppo", "native"), ("ppo", "dummy")])
+def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, algo, vec):
+    from quadrat_env.agents.safe_load import load_model
+
+    assert train.main(argv(algo, vec, tmp_path / "a")) == 0
+    at_boundary = train.Checkpointer.at_boundary
+
+    def ctrl_c_at_step_400(self, model):  # noqa: ANN001, ANN202 - as if Ctrl-C came mid-run
+        if model.num_timesteps >= 400 and not self.signal:
+            signal.raise_signal(signal.SIGINT)
+        at_boundary(self, model)
+
+    monkeypatch.setattr(train.Checkpointer, "at_boundary", ctrl_c_at_step_400)
+    assert train.main(argv(algo, vec, tmp_path / "b")) == 128 + signal.SIGINT
+    run_b = tmp_path / "b" / algo / "Zudecken-seed1"
+    assert (run_b / "checkpoint.npz").is_file() and not (run_b / "model.zip").exists()
+    monkeypatch.setattr(train.Checkpointer, "at_boundary", at_boundary)
+    assert train.main([*argv(algo, vec, tmp_path / "b"), "--resume"]) == 0
+    run_a = tmp_path / "a" / algo / "Zudecken-seed1"
+    a, b = (load_model(r / "model.zip", algo, ZU).policy.state_dict() for r in (run_a, run_b))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not (run_b / "checkpoint.npz").exists()
+    # the same curve points and logged episodes, but for their wall-clock columns
+    logs = [("curve.csv", 1, 1)] + [(p.relative_to(run_a), 2, 2) for p in (run_a / "monitor").glob("*.csv")]
+    for name, header, clock in logs:
+        rows_a, rows_b = ([r[:clock] + r[clock + 1 :] for r in list(csv.reader((run / name).open()))[header:]]
+                          for run in (run_a, run_b))  # fmt: skip
+        assert rows_a == rows_b and len(rows_a) > 1, name
+
+
+def test_resume_refuses_other_settings_a_finished_run_and_no_checkpoint(tmp_path, capsys):
+    args = argv("ppo", "native", tmp_path)
+    with pytest.raises(SystemExit):
+        train.main([*args, "--resume"])
+    assert "no run to continue" in capsys.readouterr().err
+    assert train.main(args) == 0
+    refusals = ((["--resume"], "has finished"),
+                (["--resume", "--timesteps", "2048"], "differ from the run's config.yml: n_timesteps"))
+    for extra, message in refusals:
+        with pytest.raises(SystemExit) as exc:
+            train.main([*args, *extra])
+        assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals")
+def test_sigterm_saves_a_checkpoint_and_exits_143(tmp_path):
+    cmd = [sys.executable, "-m", "quadrat_env.experiments.train", "--env", ZU, "--algo", "ppo", "--timesteps",
+           "100000000", "--n-envs", "4", "--vec-env", "native", "--no-progress", "--checkpoint-minutes", "60",
+           "--out", str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = tmp_path / "ppo" / "Zudecken-seed0"
+    deadline = time.monotonic() + 120
+    log = run / "monitor" / "0.monitor.csv"
+    while not (log.is_file() and len(log.read_text().splitlines()) > 2) and time.monotonic() < deadline:
+        time.sleep(0.2)  # training is under way once the Monitor log holds an episode
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err[-2000:]
+    assert "stopped by SIGTERM" in err and "--resume" in err and "Traceback" not in err
+    assert (run / "checkpoint.npz").is_file()
