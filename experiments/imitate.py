@@ -48,14 +48,16 @@ from quadrat_env.agents.features import NAMES as FEATURE_NAMES
 from quadrat_env.agents.features import SCORES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
+from quadrat_env.experiments import checkpoint
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
-from quadrat_env.experiments.runs import claim_run_dir
+from quadrat_env.experiments.runs import RunInterrupted, check_resumable, claim_run_dir, signals_as_exceptions
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_open, atomic_write, save_model
 
 ENV_ID = "quadrat_env/Zudecken-v0"
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
+CHECKPOINT = "checkpoint.npz"
 CHUNK = 2500  # deals per collection task; each task has its own generator, so --jobs never matters
 LOSSES = ("bce", "softmax")
 
@@ -275,7 +277,10 @@ def validate(model: Any) -> float:
     return summary.win_rate
 
 
-def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = None) -> dict[str, Any]:
+def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = None,
+        resume: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Train; a checkpoint after each validation (network weights, the rounds so far; each round's
+    labels are kept once, in ``labels/``). ``resume``: go on from the last one, to the same result."""
     import torch
     from quadrat_env.agents.features import policy_kwargs_with, scores_as_logits
     from sb3_contrib import MaskablePPO
@@ -283,33 +288,21 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
     torch.manual_seed(config["seed"])
     torch.set_num_threads(1)
     run_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
+    if not resume:
+        atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
     policy_kwargs = policy_kwargs_with(config["features"], {"net_arch": config["net_arch"]})
     model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=config["seed"], device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip
     if config["features"] == SCORES:
         scores_as_logits(model.policy)
+    at = checkpoint.resume_imitation(run_dir / CHECKPOINT, model, config) if resume else None
     data: dict[str, np.ndarray] = {}
-    rounds, best = [], -1.0
-    start = time.perf_counter()
-    per_round = config["deals_per_round"]
-    deals = seeds.imitation(config["seed"], config["rounds"] * per_round)  # training deals differ per seed
-    for r in range(config["rounds"]):
-        todo = deals[r * per_round : (r + 1) * per_round]
-        behaviour = None
-        if r == 0 and config.get("behaviour"):  # round 0 plays a given policy, not the winning moves
-            behaviour = Path(config["behaviour"]).read_bytes()
-        if r > 0:  # the workers get the current network as its saved file's bytes (no shared disk needed)
-            save_model(model, run_dir / "behaviour.zip")
-            behaviour = (run_dir / "behaviour.zip").read_bytes()
-        if r == 0 and config.get("labels"):  # the first round's labels, shared between training seeds
-            new = shared_labels(Path(config["labels"]), todo, config, jobs, ray)
-        else:
-            new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), behaviour is None,
-                                   jobs, config.get("label_samples", 0), ray,
-                                   config.get("play_batch", 0))  # fmt: skip
-        data = new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
-        for e in range(0, config["epochs"], config["eval_every"]):
+    rounds, best = (at["rounds"], at["best"]) if at else ([], -1.0)
+    first, start_epoch = (at["round"], at["epoch"]) if at else (0, 0)
+    start = time.perf_counter() - (rounds[-1]["seconds"] if rounds else 0.0)
+    for r in range(first, config["rounds"]):
+        data = _with_round_labels(data, r, model, config, run_dir, jobs, ray, resume and r == first)
+        for e in range(start_epoch if r == first else 0, config["epochs"], config["eval_every"]):
             todo = min(config["eval_every"], config["epochs"] - e)
             lr = [_learning_rate(config, x) for x in (e, e + todo)]
             loss = fit(model, data, todo, config["batch_size"], lr[0], config["seed"] + 1000 * r + e,
@@ -323,10 +316,54 @@ def run(config: dict[str, Any], run_dir: Path, jobs: int = 1, ray: str | None = 
             if win_rate > best:
                 best = win_rate
                 save_model(model, run_dir / "model.zip")
+            done = e + todo == config["epochs"]
+            checkpoint.save_imitation(run_dir / CHECKPOINT, model, config, rounds, best, r + done,
+                                      0 if done else e + todo)  # fmt: skip
     (run_dir / "behaviour.zip").unlink(missing_ok=True)
     atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))  # with labels_made
     atomic_write(run_dir / "rounds.json", json.dumps(rounds, indent=2))
+    (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: model.zip and rounds.json
     return {"best_val_win_rate": best, "seconds": round(time.perf_counter() - start, 1), "rounds": rounds}
+
+
+def _with_round_labels(data: dict, r: int, model: Any, config: dict[str, Any], run_dir: Path, jobs: int,
+                       ray: str | None, resuming: bool) -> dict:  # fmt: skip
+    """``data`` with round ``r``'s labels added: collected, or read back from ``labels/`` (all rounds
+    up to ``r`` when resuming)."""
+    folder = run_dir / "labels"
+    if resuming:  # the earlier rounds' labels, as they were collected
+        for k in range(r):
+            data = _joined(data, _read_labels(folder / f"round-{k}.npz"))
+    if (folder / f"round-{r}.npz").is_file() and resuming:
+        return _joined(data, _read_labels(folder / f"round-{r}.npz"))
+    per_round = config["deals_per_round"]
+    deals = seeds.imitation(config["seed"], config["rounds"] * per_round)  # training deals differ per seed
+    todo = deals[r * per_round : (r + 1) * per_round]
+    behaviour = None
+    if r == 0 and config.get("behaviour"):  # round 0 plays a given policy, not the winning moves
+        behaviour = Path(config["behaviour"]).read_bytes()
+    if r > 0:  # the workers get the current network as its saved file's bytes (no shared disk needed)
+        save_model(model, run_dir / "behaviour.zip")
+        behaviour = (run_dir / "behaviour.zip").read_bytes()
+    if r == 0 and config.get("labels"):  # the first round's labels, shared between training seeds
+        new = shared_labels(Path(config["labels"]), todo, config, jobs, ray)
+    else:
+        new = collect_parallel(behaviour, todo, config["epsilon"], (config["seed"], r), behaviour is None,
+                               jobs, config.get("label_samples", 0), ray,
+                               config.get("play_batch", 0))  # fmt: skip
+    folder.mkdir(exist_ok=True)
+    with atomic_open(folder / f"round-{r}.npz", "wb") as f:
+        np.savez_compressed(f, **new)
+    return _joined(data, new)
+
+
+def _joined(data: dict, new: dict) -> dict:
+    return new if not data else {k: np.concatenate([data[k], new[k]]) for k in data}
+
+
+def _read_labels(path: Path) -> dict:
+    with np.load(path, allow_pickle=False) as saved:
+        return {k: saved[k] for k in ("obs", "mask", "wins")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -361,7 +398,10 @@ def main(argv: list[str] | None = None) -> int:
                         "step (much faster; other random moves than the default 0, one deal at a time)")
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
-    p.add_argument("--overwrite", action="store_true", help="delete an earlier run in the run folder first")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--resume", action="store_true",
+                       help="continue the run in the run folder from its last checkpoint (same arguments)")
     add_ray_argument(p)
     args = p.parse_args(argv)
     check_ray_argument(p, args)
@@ -391,7 +431,6 @@ def main(argv: list[str] | None = None) -> int:
     run_dir = args.out / f"Zudecken-seed{args.seed}"
     try:
         seeds.imitation(args.seed, args.rounds * args.deals_per_round)
-        claim_run_dir(run_dir, args.overwrite)
     except ValueError as err:
         p.error(str(err))
     config = {"env_id": ENV_ID, "algo": "maskable_ppo", "method": "imitation of solver labels (per-move BCE)",
@@ -404,7 +443,20 @@ def main(argv: list[str] | None = None) -> int:
               "labels": str(args.labels) if args.labels else None,
               "behaviour": str(args.behaviour) if args.behaviour else None}  # fmt: skip
     try:
-        result = run(config, run_dir, jobs=args.jobs, ray=args.ray)
+        if args.resume:
+            check_resumable(run_dir, config, CHECKPOINT, finished="rounds.json")
+        else:
+            claim_run_dir(run_dir, args.overwrite)
+    except ValueError as err:
+        p.error(str(err))
+    try:
+        with signals_as_exceptions():
+            result = run(config, run_dir, jobs=args.jobs, ray=args.ray, resume=args.resume)
+    except RunInterrupted as stop:
+        how = ("the last checkpoint is kept; continue with the same command and --resume"
+               if (run_dir / CHECKPOINT).is_file() else "no checkpoint yet; start it again with --overwrite")
+        print(f"imitate: stopped by {stop.name}; {how}", file=sys.stderr)
+        return 128 + stop.signum
     except (OSError, ValueError, KeyError) as err:  # a labels file that is not ours
         print(f"imitate: {err}", file=sys.stderr)
         return 2

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +25,44 @@ def claim_run_dir(run_dir: Path, overwrite: bool) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
 
 
-def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str) -> None:
-    """``--resume``: the folder holds an unfinished run of exactly this config, with a checkpoint."""
+def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
+                    finished: str = "summary.json") -> None:  # fmt: skip
+    """``--resume``: the folder holds an unfinished run of exactly this config, with a checkpoint
+    (``finished``: the file a run writes last)."""
     saved = run_dir / "config.yml"
     if not saved.is_file():
         raise ValueError(f"--resume: {run_dir} holds no run to continue (no config.yml)")
-    old = yaml.safe_load(saved.read_text())
+    old = {k: v for k, v in yaml.safe_load(saved.read_text()).items() if k != "labels_made"}
     if old != config:
         keys = sorted(k for k in {*old, *config} if old.get(k) != config.get(k))
         raise ValueError(f"--resume: these settings differ from the run's config.yml: {', '.join(keys)}; "
                          "resume with the arguments the run was started with")  # fmt: skip
-    if (run_dir / "summary.json").is_file():
-        raise ValueError(f"--resume: the run in {run_dir} has finished (summary.json)")
+    if (run_dir / finished).is_file():
+        raise ValueError(f"--resume: the run in {run_dir} has finished ({finished})")
     if not (run_dir / checkpoint).is_file():
         raise ValueError(f"--resume: {run_dir} has no {checkpoint} (the run stopped before its first "
                          "one); start it again with --overwrite")  # fmt: skip
+
+
+class RunInterrupted(Exception):
+    """SIGINT or SIGTERM arrived (see :func:`signals_as_exceptions`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum, self.name = signum, signal.Signals(signum).name
+
+
+@contextlib.contextmanager
+def signals_as_exceptions() -> Iterator[None]:
+    """SIGTERM, like Ctrl-C, raises (:class:`RunInterrupted`) where the run is, so that ``finally``
+    blocks run (worker processes are stopped) and the caller can exit 130 or 143."""
+
+    def handle(signum: int, frame: Any) -> None:
+        raise RunInterrupted(signum)
+
+    old = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
