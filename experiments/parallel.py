@@ -12,6 +12,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -53,8 +54,12 @@ def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address
     except ImportError:
         raise WorkerFailed(RAY_MISSING) from None
     started = not ray.is_initialized()
+    watchdog = None
     if started:
         local = address == "local"
+        if local:  # ends the local instance's processes if this one is killed outright
+            watchdog = subprocess.Popen([sys.executable, "-m", "quadrat_env.experiments.watchdog",
+                                         str(os.getpid())], stdin=subprocess.DEVNULL)  # fmt: skip
         ray.init(address=None if local else address, num_cpus=jobs if local else None,
                  include_dashboard=False, log_to_driver=False, configure_logging=False)  # fmt: skip
     remote = ray.remote(_call)
@@ -72,6 +77,9 @@ def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address
     finally:
         if started:
             ray.shutdown()
+        if watchdog is not None:
+            watchdog.kill()
+            watchdog.wait()
 
 
 def _call(fn: Callable[..., Any], task: Any) -> Any:

@@ -15,7 +15,7 @@ PARENT = """
 import sys, time
 from quadrat_env.experiments.parallel import run_tasks
 print("started", flush=True)
-for _ in run_tasks(time.sleep, [120, 120, 120], jobs=2):
+for _ in run_tasks(time.sleep, [120, 120, 120], jobs=2, ray=sys.argv[1] if len(sys.argv) > 1 else None):
     pass
 """
 
@@ -63,6 +63,41 @@ def test_workers_die_with_their_parent(sig):
         while any(map(alive, workers)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not any(map(alive, workers)), f"workers still running after {sig.name} to the parent"
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def descendants(pid: int) -> set[int]:
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for p in frontier for c in children(p)} - found
+        found |= frontier
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_a_local_ray_instance_ends_with_its_driver(sig):
+    pytest.importorskip("ray")
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, "local"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        assert parent.stdout.readline().strip() == b"started"
+        deadline, started = time.monotonic() + 120, set()
+        while time.monotonic() < deadline:  # Ray's processes, and two tasks running in its workers
+            started = descendants(parent.pid)
+            names = [Path(f"/proc/{p}/cmdline").read_bytes() for p in started if alive(p)]
+            if sum(b"ray::_call" in n for n in names) >= 2:
+                break
+            time.sleep(0.5)
+        assert len(started) >= 4, "the local Ray instance did not start its tasks"
+        os.kill(parent.pid, sig)
+        parent.wait(timeout=60)
+        deadline = time.monotonic() + 20
+        while any(map(alive, started)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(map(alive, started)), f"Ray processes still running after {sig.name} to the driver"
     finally:
         parent.kill()
         parent.wait()
