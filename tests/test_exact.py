@@ -1,0 +1,150 @@
+"""The exact Zudecken solver: known optima, symmetry that changes nothing, an independent brute
+force, and the env's rules."""
+
+from __future__ import annotations
+
+import itertools
+from functools import cache
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from quadrat_env.agents.exact import ExactSolver, main, optimal_win_rate
+
+# Optimal win probabilities from a random deal, computed with a separate implementation.
+KNOWN = {4: 0.975671672243, 5: 0.908473288689, 6: 0.818695369460}
+
+
+@pytest.mark.parametrize("n", sorted(KNOWN))
+def test_optimal_win_rates_of_small_packs(n):
+    assert optimal_win_rate(n) == pytest.approx(KNOWN[n], abs=5e-13)
+
+
+def test_symmetry_changes_no_value():
+    """Without the symmetry reduction (every position on its own: 5.2 million of them), the same
+    optimum, to rounding."""
+    plain = ExactSolver(4, "dealt", "pairs", symmetric=False)
+    reduced = ExactSolver(4, "dealt", "pairs")
+    assert plain.win_rate() == pytest.approx(reduced.win_rate(), abs=1e-12)
+    assert plain.positions > 100 * reduced.positions
+
+
+def brute_force(n: int, need_clear: bool, max_group: int):
+    """Expectimax written apart from the solver: sets of cards, refills drawn together as every
+    subset of the unseen cards, no symmetry."""
+
+    def matches(a: int, b: int) -> bool:
+        return a // n == b // n or a % n == b % n
+
+    def groups(table: frozenset) -> list[frozenset]:
+        out = []
+        for size in range(2, max_group + 1):
+            for g in itertools.combinations(sorted(table), size):
+                if all(any(matches(a, b) for b in g if b != a) for a in g):
+                    out.append(frozenset(g))
+        return out
+
+    @cache
+    def decide(table: frozenset, unseen: frozenset) -> float:
+        options = groups(table)
+        if not options:
+            return float(not unseen and (not table or not need_clear))
+        return max(after(table - g, unseen, len(g)) for g in options)
+
+    def after(kept: frozenset, unseen: frozenset, covered: int) -> float:
+        k = min(covered, len(unseen))
+        draws = list(itertools.combinations(sorted(unseen), k))
+        return sum(decide(kept | set(d), unseen - set(d)) for d in draws) / len(draws)
+
+    return decide
+
+
+def late_positions(solver: ExactSolver, rng: np.random.Generator, count: int, stock: int = 6) -> list:
+    """Positions reached by random play with at most ``stock`` cards left unseen."""
+    found = []
+    while len(found) < count:
+        deck = [int(c) for c in rng.permutation(4 * solver.n)]
+        table, pos = set(deck[:4]), 4
+        while options := solver.groups(sum(1 << c for c in table)):
+            group = options[rng.integers(len(options))]
+            table = {c for c in table if not group >> c & 1}
+            take = min(4 - len(table), len(deck) - pos)  # the refill, in deck order
+            table |= set(deck[pos : pos + take])
+            pos += take
+            if len(deck) - pos <= stock:
+                found.append((frozenset(table), frozenset(deck[pos:])))
+                break
+    return found
+
+
+CASES = [(4, "cleared", "groups"), (5, "dealt", "groups"), (6, "cleared", "pairs"), (13, "cleared", "groups")]
+
+
+@pytest.mark.parametrize(("n", "win", "cover"), CASES)
+def test_late_positions_agree_with_an_independent_brute_force(n, win, cover):
+    solver = ExactSolver(n, win, cover)
+    decide = brute_force(n, win == "cleared", 4 if cover == "groups" else 2)
+    positions = late_positions(solver, np.random.default_rng(n), 30, stock=8)
+    values = [decide(table, unseen) for table, unseen in positions]
+    for (table, unseen), value in zip(positions, values, strict=True):
+        mask = lambda cs: sum(1 << c for c in cs)  # noqa: E731
+        assert solver.value(mask(table), mask(unseen)) == pytest.approx(value, abs=1e-12)
+    assert sum(0 < v < 1 for v in values) >= 5, "too few positions whose outcome is in doubt"
+
+
+def slots_to_mask(slots) -> int:  # noqa: ANN001
+    return sum(1 << c for c in slots if c >= 0)
+
+
+@pytest.mark.parametrize(("win", "cover"), [("cleared", "groups"), ("dealt", "pairs")])
+def test_the_solvers_rules_are_the_envs(win, cover):
+    """Random play on the env; at each step the solver's coverable groups are the env's legal
+    moves, the refill is the right number of unseen cards, and the outcome is the env's."""
+    from quadrat_env.games.quadrat.kernel import GROUPS
+
+    env = gym.make("quadrat_env/Zudecken-v0", win=win, cover=cover).unwrapped
+    solver = ExactSolver(13, win, cover)
+    rng = np.random.default_rng(0)
+    wins = 0
+    for seed in range(150):
+        _, info = env.reset(seed=seed)
+        while True:
+            state = env.state
+            table, unseen = slots_to_mask(state.slots), slots_to_mask(state.deck[state.next :])
+            legal = [a for a in np.flatnonzero(info["action_mask"]) if a < len(GROUPS)]
+            env_groups = sorted(slots_to_mask([state.slots[i] for i in GROUPS[a]]) for a in legal)
+            assert env_groups == sorted(solver.groups(table))
+            if not legal:  # a deal that opens with no group offers only "end"
+                _, _, terminated, _, info = env.step(env.end_action)
+                assert terminated and info["won"] == solver.won(table, unseen)
+                break
+            action = int(rng.choice(legal))
+            group = slots_to_mask([state.slots[i] for i in GROUPS[action]])
+            _, _, terminated, _, info = env.step(action)
+            new = env.state
+            new_table, new_unseen = slots_to_mask(new.slots), slots_to_mask(new.deck[new.next :])
+            drawn = new_table & ~(table & ~group)
+            assert drawn & ~unseen == 0 and new_unseen == unseen & ~drawn
+            assert bin(drawn).count("1") == min(bin(group).count("1"), bin(unseen).count("1"))
+            if terminated:
+                assert not solver.groups(new_table) and info["won"] == solver.won(new_table, new_unseen)
+                wins += info["won"]
+                break
+    assert wins > 0
+
+
+def test_bad_arguments():
+    bad = (({"n_ranks": 0}, "n_ranks"), ({"n_ranks": 14}, "n_ranks"), ({"n_ranks": 4.0}, "n_ranks"),
+           ({"win": "all"}, "win"), ({"cover": "trios"}, "cover"))
+    for kwargs, message in bad:
+        with pytest.raises(ValueError, match=message):
+            ExactSolver(**kwargs)
+
+
+def test_command_line(capsys):
+    assert main(["--ranks", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "0.975671672243" in out and "24,000 canonical positions" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["--ranks", "20"])
+    assert exc.value.code == 2 and "n_ranks must be 1..13" in capsys.readouterr().err
