@@ -38,7 +38,7 @@ from quadrat_env.core.checks import at_least
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids, short_names
 
-BUILT_IN = ("random", "greedy", "hand", "planner")
+BUILT_IN = ("random", "greedy", "hand", "planner", "optimal")
 
 
 def make_agent(spec: str, env_id: str) -> Any:
@@ -51,6 +51,10 @@ def make_agent(spec: str, env_id: str) -> Any:
         return HandRuleAgent(env_id)
     if spec == "planner":
         return PlannerAgent(env_id, seed=0)
+    if spec == "optimal":  # the exact policy: Zudecken variants of up to 8 ranks a suit
+        from quadrat_env.agents.exact import OptimalAgent
+
+        return OptimalAgent(env_id)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ValueError(f"--agent must be one of {list(BUILT_IN)} or module:factory, got {spec!r}")

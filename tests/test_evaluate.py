@@ -18,10 +18,11 @@ DEALS = range(10**9, 10**9 + 300)  # the benchmark's first held-out deals
 
 
 def agents(env_id: str) -> list:
+    """Greedy, random, and the committed models of the ID (an ID may have none yet)."""
     name = short_name(env_id)
-    return [lambda: GreedyAgent(env_id), lambda: RandomAgent(seed=7),
-            lambda: SB3Agent.load(MODELS / f"{name}-maskable_ppo.zip", "maskable_ppo", env_id),
-            lambda: SB3Agent.load(MODELS / f"{name}-ppo.zip", "ppo", env_id)]  # fmt: skip
+    shipped = [(MODELS / f"{name}-{algo}.zip", algo) for algo in ("maskable_ppo", "ppo")]
+    loaders = [lambda p=p, a=a: SB3Agent.load(p, a, env_id) for p, a in shipped if p.is_file()]
+    return [lambda: GreedyAgent(env_id), lambda: RandomAgent(seed=7), *loaders]
 
 
 @pytest.mark.parametrize("env_id", quadrat_env.ENV_IDS)

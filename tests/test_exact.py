@@ -148,3 +148,51 @@ def test_command_line(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--ranks", "20"])
     assert exc.value.code == 2 and "n_ranks must be 1..13" in capsys.readouterr().err
+
+
+def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
+    """Greedy play to the last few cards, then each legal move's value against the brute force
+    (the Skat pack's ranks renumbered 0..7), and the agent's move is a best one."""
+    from quadrat_env.agents.exact import OptimalAgent
+
+    agent = OptimalAgent("quadrat_env/Zudecken32-v0")
+    env = gym.make("quadrat_env/Zudecken32-v0")
+    ranks = sorted({c % 13 for c in env.unwrapped.game.pack})
+    decide = brute_force(8, True, 4)
+    checked = 0
+    for seed in range(300):
+        obs, info = env.reset(seed=seed)
+        while not (env.unwrapped.state.stock_size <= 6 and info["action_mask"][:11].sum() > 1):
+            obs, _, done, _, info = env.step(env.unwrapped.game.greedy(info["action_mask"]))
+            if done:
+                break
+        else:
+            state = env.unwrapped.state
+            card = lambda c: c // 13 * 8 + ranks.index(c % 13)  # noqa: E731
+            table = frozenset(card(c) for c in state.slots if c >= 0)
+            unseen = frozenset(card(c) for c in state.deck[state.next :])
+            values = agent.action_values(obs, info["action_mask"])
+            from quadrat_env.games.quadrat.kernel import GROUPS
+
+            for a, v in values.items():
+                group = frozenset(card(state.slots[i]) for i in GROUPS[a])
+                kept = table - group
+                k = min(len(group), len(unseen))
+                draws = list(itertools.combinations(sorted(unseen), k))
+                expected = sum(decide(kept | set(d), unseen - set(d)) for d in draws) / len(draws)
+                assert v == pytest.approx(expected, abs=1e-12)
+            best = agent.act(obs, info["action_mask"])
+            assert values[best] == max(values.values())
+            checked += len(set(values.values())) > 1
+        if checked >= 5:
+            break
+    assert checked >= 5, "too few decisions where the moves differ"
+
+
+def test_optimal_agent_refuses_what_it_cannot_solve():
+    from quadrat_env.agents.exact import OptimalAgent
+
+    with pytest.raises(ValueError, match="use the planner"):
+        OptimalAgent("quadrat_env/Zudecken-v0")
+    with pytest.raises(ValueError, match="match in suit or rank"):
+        OptimalAgent("quadrat_env/Quadrat-v0")

@@ -8,9 +8,10 @@ SPEC = GameSpec(
     name="Zudecken",
     env_class=ZudeckenEnv,
     vector_env_class=ZudeckenVectorEnv,
-    ids={"quadrat_env/Zudecken-v0": {}},
+    ids={"quadrat_env/Zudecken-v0": {}, "quadrat_env/Zudecken32-v0": {"n_cards": 32}},
     max_episode_steps=200,
-    titles={"quadrat_env/Zudecken-v0": "Zudecken, 52 cards"},
+    titles={"quadrat_env/Zudecken-v0": "Zudecken, 52 cards",
+            "quadrat_env/Zudecken32-v0": "Zudecken, 32-card Skat pack"},  # fmt: skip
 )
 register_game(SPEC)
 

@@ -6,15 +6,14 @@ from typing import Any
 
 from quadrat_env.core.vector import PatienceVectorEnv
 from quadrat_env.games.quadrat.env import SlotEnv, indent
+from quadrat_env.games.quadrat.rules import slot_layout
 from quadrat_env.games.zudecken.rules import zudecken
 
-LAYOUT = zudecken().layout
-
-_DOC = """class ZudeckenEnv(SlotEnv):
-Zudecken: cover groups of upcards that match in suit or rank until all 52 cards are gone.
+_DOC = """Zudecken: cover groups of upcards that match in suit or rank until every card is gone.
 
     ## Description
-    Four upcards lie in a row, slots 0-3, dealt from the top of a 52-card stock. A move covers a
+    Four upcards lie in a row, slots 0-3, dealt from the top of a 52-card stock (`Zudecken-v0`) or
+    of the 32-card Skat pack, 7 8 9 T J Q K A of each suit (`Zudecken32-v0`). A move covers a
     group of two or more upcards in which every card matches at least one other card of the group in
     suit or in rank, so three or even all four may be covered at once. Each covered slot receives the
     next stock card, in ascending slot order. Once the stock is used up a covered card is laid off
@@ -37,16 +36,22 @@ Zudecken: cover groups of upcards that match in suit or rank until all 52 cards 
     | 11     | end the game (legal only when no group shows at the start) |
 
     ## Observation Space
-    `Box(0, 1, (269,), float32)`; card `c` (0..51, `suit*13 + rank`, rank 0 = Ace) sits at offset `c`.
+    `Box(0, 1, (5P + 9,), float32)` with `P` the pack size (shape 269 for 52 cards, 169 for 32).
+    Cards are indexed by their place `k` in the pack (52 cards: `suit*13 + rank`, rank 0 = Ace; the
+    Skat pack in the order A 7 8 9 T J Q K of clubs, then diamonds, hearts, spades). 52 cards:
 
-{obs}
+{obs52}
+
+    32 cards:
+
+{obs32}
 
     Covered cards are the ones neither showing nor unseen, so the observation holds all a careful
     player knows; the match counts are derived from it, as a player would count.
 
     ## Rewards
     `reward_mode="sparse"` (default): +1 on the step that ends a won game, else 0.
-    `reward_mode="dense"`: additionally +1/52 for each card covered.
+    `reward_mode="dense"`: additionally +1/P for each card covered.
     An action the mask forbids: `-illegal_penalty` (default 0.01), no change of state.
 
     ## Episode End
@@ -55,7 +60,8 @@ Zudecken: cover groups of upcards that match in suit or rank until all 52 cards 
     11, which ends it as lost. Truncated after 200 steps (registration).
 
     ## Arguments
-    `gym.make("quadrat_env/Zudecken-v0", win="cleared", cover="groups")`, and
+    `gym.make("quadrat_env/Zudecken-v0", win="cleared", cover="groups")` (52 cards) or
+    `"quadrat_env/Zudecken32-v0"` (32), with `n_cards` (32 or 52), and
     `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
     `illegal_action` ("penalize"; "end": also terminates the episode, lost; or "raise" an
     `IllegalMove`), `illegal_penalty` (>= 0).
@@ -64,17 +70,19 @@ Zudecken: cover groups of upcards that match in suit or rank until all 52 cards 
     (bool) give the legal actions.
 
     ## Version History
-    * v0: initial version (later additions that change no default: `illegal_action="end"`).
+    * v0: initial version (later additions that change no default: `illegal_action="end"`, the
+      32-card pack as `n_cards=32` and `Zudecken32-v0`).
     """
 
 
 class ZudeckenEnv(SlotEnv):
-    __doc__ = _DOC.format(obs=indent(LAYOUT.table()))
+    __doc__ = _DOC.format(obs52=indent(slot_layout(52, rank_counts=True).table()),
+                          obs32=indent(slot_layout(32, rank_counts=True).table()))  # fmt: skip
 
     rows = 1  # the upcards drawn in one row
 
-    def __init__(self, win: str = "cleared", cover: str = "groups", **kwargs: Any) -> None:
-        super().__init__(zudecken(win=win, cover=cover), **kwargs)
+    def __init__(self, win: str = "cleared", cover: str = "groups", n_cards: int = 52, **kwargs: Any) -> None:
+        super().__init__(zudecken(win=win, cover=cover, n_cards=n_cards), **kwargs)
 
 
 class ZudeckenVectorEnv(PatienceVectorEnv):
