@@ -129,3 +129,24 @@ def test_a_table_from_another_module_is_part_of_the_cache_key(tmp_path):
     for n in (7, 8, 7):
         (pkg / "tables.py").write_text(f"import numpy as np\nTABLE = np.array([{n}, 1])\n")
         assert value() == str(n)
+
+
+def test_an_install_of_pyc_files_only_plays_the_same(tmp_path, healthy):
+    """No source files (``compileall -b``, sources deleted): no cache can be keyed to them, so the
+    rules compile in memory, with one warning, and play as before."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    target = tmp_path / "site"
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(root / "quadrat_env", target / "quadrat_env", ignore=skip)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-b", str(target)], check=True)
+    for py in target.rglob("*.py"):
+        py.unlink()
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(target)}
+    script = "import quadrat_env; print('FROM', quadrat_env.__file__)\n" + PLAY
+    cmd = [sys.executable, "-c", script]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"FROM {target}" in out.stdout and ".pyc" in out.stdout
+    assert digest(out) == healthy[1] and len(cache_warnings(out)) == 1
