@@ -344,6 +344,16 @@ class OptimalAgent(Agent):
         return f"OptimalAgent({self.env_id!r})"
 
 
+def solvable(env_id: str, max_ranks: int = 8) -> bool:
+    """Whether :class:`OptimalAgent` plays ``env_id`` (a suit-or-rank game of at most ``max_ranks``
+    ranks a suit)."""
+    try:
+        OptimalAgent(env_id, max_ranks=max_ranks)
+    except ValueError:
+        return False
+    return True
+
+
 def optimal_win_rate(n_ranks: int = 13, win: str = "cleared", cover: str = "groups") -> float:
     """The optimal probability of winning Zudecken from a uniformly random deal of 4 suits x
     ``n_ranks`` ranks, with the env's rules (see the module docstring)."""

@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate, wilson
 from quadrat_env.agents.evaluate import write_deals
+from quadrat_env.agents.exact import OptimalAgent, solvable
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
@@ -70,6 +71,8 @@ def tasks(env_id: str, args: argparse.Namespace) -> list[tuple[Any, ...]]:
         out.append((env_id, "planner"))
     for algo in ("ppo", "maskable_ppo"):
         out += [(env_id, algo, seed, str(path)) for seed, path in model_paths(env_id, algo, args.models)]
+    if solvable(env_id):  # the exact policy, and with it the exact optimum (32-card Zudecken)
+        out.append((env_id, "optimal"))
     return [*out, (env_id, "solver")]
 
 
@@ -85,6 +88,8 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
         agent = GreedyAgent(env_id)
     elif kind == "planner":
         agent, deals = PlannerAgent(env_id, samples=args.planner_samples, seed=0), args.planner_deals
+    elif kind == "optimal":
+        agent = OptimalAgent(env_id)
     else:
         agent, extra = SB3Agent.load(task[3], kind, env_id), {"algo": kind, "train_seed": task[2]}
         import torch
@@ -95,6 +100,8 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     n_envs = 1024 if "algo" in extra else 128
     summary, episodes = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
                                  progress=not args.no_progress, n_envs=n_envs)  # fmt: skip
+    if kind == "optimal":  # the same table the agent played from, completed from the opening
+        extra = {"exact_optimum": agent.solver.win_rate()}
     seed_tag = f"-seed{extra['train_seed']}" if "train_seed" in extra else ""
     write_deals(args.out / "deals" / f"{env_name(env_id)}-{agent.name}{seed_tag}.csv", episodes)
     print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
@@ -135,15 +142,22 @@ def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    head = ("| env | agent | deals | win rate | 95% CI (Wilson) | mean cards left | illegal-action rate "
-            "| seconds |\n|---|---|---:|---:|---|---:|---:|---:|")  # fmt: skip
+    head = ("| env | agent | deals | win rate | 95% CI (Wilson) | of the exact optimum | mean cards left "
+            "| illegal-action rate | seconds |\n|---|---|---:|---:|---|---:|---:|---:|---:|")  # fmt: skip
     lines = [head]
-    for r in result["rows"]:
+    optimum = {r["env_id"]: r["exact_optimum"] for r in result["rows"] if "exact_optimum" in r}
+    rows = result["rows"]
+    for i, r in enumerate(rows):
         agent = r["agent"] + (f" (train seed {r['train_seed']})" if "train_seed" in r else "")
         cards = "–" if r["mean_cards_left"] is None else f"{r['mean_cards_left']:.2f}"
+        best = optimum.get(r["env_id"])
+        share = "–" if best is None else f"{r['win_rate'] / best:.1%}"
         lines.append(f"| {env_name(r['env_id'])} | {agent} | {r['episodes']} | {r['win_rate']:.2%} | "
-                     f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}] | {cards} | {r['illegal_rate']:.2%} "
+                     f"[{r['ci_low']:.2%}, {r['ci_high']:.2%}] | {share} | {cards} | {r['illegal_rate']:.2%} "
                      f"| {r['seconds']:.1f} |")  # fmt: skip
+        if best is not None and (i + 1 == len(rows) or rows[i + 1]["env_id"] != r["env_id"]):
+            name = env_name(r["env_id"])
+            lines.append(f"| {name} | exact optimum (agents.exact) | – | {best:.2%} | – | 100% | – | – | – |")
     lines += ["", "| env | learned agent | training seeds | mean win rate | std | min–max | illegal rate |",
               "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     for s in result["learned"]:
