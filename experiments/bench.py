@@ -143,7 +143,9 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     p.add_argument("--deals", type=at_least(1), default=1000)
     p.add_argument("--seed-start", type=at_least(0), default=seeds.BENCHMARK.start,
                    help="deal i is reset(seed=SEED_START + i); default: the held-out benchmark deals")
-    p.add_argument("--baselines", nargs="*", choices=("greedy", "planner"), default=["greedy", "planner"])
+    p.add_argument("--baselines", nargs="*", choices=("greedy", "planner", "optimal"),
+                   default=["greedy", "planner"],
+                   help="played on the same deals (optimal: the exact policy, Zudecken32 only)")  # fmt: skip
     p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
     add_ray_argument(p)
     p.add_argument("--out", type=Path, default=Path("results/bench"))
@@ -155,6 +157,11 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
     if args.out.exists() and not args.out.is_dir():  # found now, not after every deal is played
         p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
+    if "optimal" in args.baselines:
+        from quadrat_env.agents.exact import solvable
+
+        if not solvable(env_id):
+            p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
     if args.model is not None and args.algo is None:
         p.error(f"--model needs --algo (one of {', '.join(ALGOS)})")
     try:  # build it here first, so that a bad agent or model is one clear line before any play

@@ -50,6 +50,7 @@ def test_a_model_file(tmp_path, capsys):
     (["--env", "Quadrat", "--model", str(MODELS / "Zudecken-ppo.zip"), "--algo", "ppo"], "another env"),
     (["--env", "Zudecken", "--agent", "greedy", "--deals", "0"], "must be >= 1"),
     (["--env", "Zudecken", "--agent", "greedy", "--out", __file__], "is a file"),
+    (["--env", "Zudecken", "--agent", "greedy", "--baselines", "optimal"], "no exact policy"),
 ])  # fmt: skip
 def test_bad_arguments_get_one_line_and_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
