@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +53,21 @@ class RunInterrupted(Exception):
 
 
 @contextlib.contextmanager
-def signals_as_exceptions() -> Iterator[None]:
-    """SIGTERM, like Ctrl-C, raises (:class:`RunInterrupted`) where the run is, so that ``finally``
-    blocks run (worker processes are stopped) and the caller can exit 130 or 143."""
-
-    def handle(signum: int, frame: Any) -> None:
-        raise RunInterrupted(signum)
-
+def on_stop_signals(handle: Callable[[int, Any], None]) -> Iterator[None]:
+    """``handle`` for SIGINT and SIGTERM inside the block; the handlers before it afterwards."""
     old = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
+
+
+def signals_as_exceptions() -> contextlib.AbstractContextManager[None]:
+    """SIGTERM, like Ctrl-C, raises (:class:`RunInterrupted`) where the run is, so that ``finally``
+    blocks run (worker processes are stopped) and the caller can exit 130 or 143."""
+
+    def handle(signum: int, frame: Any) -> None:
+        raise RunInterrupted(signum)
+
+    return on_stop_signals(handle)

@@ -22,13 +22,12 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.runs import check_resumable, claim_run_dir
+from quadrat_env.experiments.runs import check_resumable, claim_run_dir, on_stop_signals
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write, save_model
@@ -148,20 +147,14 @@ class Checkpointer:
         for other in self.others:  # a stopped run's last curve point would not be an uninterrupted run's
             other.final_point = not self.signal
 
-    @contextlib.contextmanager
-    def stop_on_signals(self) -> Iterator[None]:
+    def stop_on_signals(self) -> contextlib.AbstractContextManager[None]:
         def handle(signum: int, frame: Any) -> None:
             if self.signal:  # the second time: stop now, as without this handler
                 signal.signal(signum, signal.SIG_DFL)
                 signal.raise_signal(signum)
             self.signal = signum
 
-        old = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for sig, handler in old.items():
-                signal.signal(sig, handler)
+        return on_stop_signals(handle)
 
 
 def _make_venv(config: dict[str, Any], run_dir: Path) -> Any:

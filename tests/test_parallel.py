@@ -42,27 +42,36 @@ def alive(pid: int) -> bool:
     return stat[0] != "Z"
 
 
+def wait_for(probe, seconds: float):  # noqa: ANN001, ANN201
+    """``probe()`` until it gives something truthy or ``seconds`` pass; what it gave last."""
+    deadline = time.monotonic() + seconds
+    while not (value := probe()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return value
+
+
+def gone(pids: list[int] | set[int], seconds: float) -> bool:
+    """Whether every process in ``pids`` ends within ``seconds``."""
+    return wait_for(lambda: not any(map(alive, pids)), seconds)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_workers_die_with_their_parent(sig):
     parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert parent.stdout.readline().strip() == b"started"
-        deadline = time.monotonic() + 60
-        workers: list[int] = []
-        while time.monotonic() < deadline:  # spawn workers (python -c ...) and their sleep tasks
-            workers = [c for c in children(parent.pid) if b"spawn" in Path(f"/proc/{c}/cmdline").read_bytes()]
-            if len(workers) == 2:
-                break
-            time.sleep(0.2)
+
+        def spawned() -> list[int]:  # the spawn workers (python -c ...), running their sleep tasks
+            found = [c for c in children(parent.pid) if b"spawn" in Path(f"/proc/{c}/cmdline").read_bytes()]
+            return found if len(found) == 2 else []
+
+        workers = wait_for(spawned, 60)
         assert len(workers) == 2
         time.sleep(1.0)  # the workers are in their tasks
         os.kill(parent.pid, sig)
         parent.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while any(map(alive, workers)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(map(alive, workers)), f"workers still running after {sig.name} to the parent"
+        assert gone(workers, 10), f"workers still running after {sig.name} to the parent"
     finally:
         parent.kill()
         parent.wait()
@@ -84,20 +93,16 @@ def test_a_local_ray_instance_ends_with_its_driver(sig):
                               stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         assert parent.stdout.readline().strip() == b"started"
-        deadline, started = time.monotonic() + 120, set()
-        while time.monotonic() < deadline:  # Ray's processes, and two tasks running in its workers
-            started = descendants(parent.pid)
-            names = [Path(f"/proc/{p}/cmdline").read_bytes() for p in started if alive(p)]
-            if sum(b"ray::_call" in n for n in names) >= 2:
-                break
-            time.sleep(0.5)
+        def running() -> set[int]:  # Ray's processes, once two tasks run in its workers
+            found = descendants(parent.pid)
+            names = [Path(f"/proc/{p}/cmdline").read_bytes() for p in found if alive(p)]
+            return found if sum(b"ray::_call" in n for n in names) >= 2 else set()
+
+        started = wait_for(running, 120)
         assert len(started) >= 4, "the local Ray instance did not start its tasks"
         os.kill(parent.pid, sig)
         parent.wait(timeout=60)
-        deadline = time.monotonic() + 20
-        while any(map(alive, started)) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not any(map(alive, started)), f"Ray processes still running after {sig.name} to the driver"
+        assert gone(started, 20), f"Ray processes still running after {sig.name} to the driver"
     finally:
         parent.kill()
         parent.wait()
