@@ -24,10 +24,13 @@ The policy network is :class:`quadrat_env.agents.features.ZudeckenAfterstates` (
 network scores every legal move by the cards the table keeps and the cards still unseen after it,
 on the suit-by-rank grid, and those scores are the logits. ``--features zudecken`` (an MLP over the
 observation plus its suit, rank and pair-match structure), ``zudecken-moves`` or ``none`` (the bare
-observation) train the MLP policies of earlier stops, with ``--net-arch``.
+observation) train MLP policies, with ``--net-arch``.
 Validation deals (other training seeds) are played every ``--eval-every`` epochs, and the best
 checkpoint is kept. The result is an ordinary ``MaskablePPO`` model, saved with ``model.save`` and
 loaded with ``MaskablePPO.load``. The run folder holds ``config.yml``, ``rounds.json`` and ``model.zip``.
+
+A run checkpoints after each validation (``checkpoint.npz``; each round's labels in ``labels/``);
+Ctrl-C or SIGTERM stops it (exit 130 / 143) and ``--resume`` goes on to the uninterrupted result.
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ Each run gets a folder (default ``runs/<algo>/<Name>-seed<k>``) holding the reso
 (``config.yml``), Monitor logs (``monitor/``), TensorBoard logs (``tb/``) and the model
 (``model.zip``). SB3's progress bar shows while it trains; a summary line ends the run.
 
+A folder that holds an earlier run is refused unless ``--overwrite`` (start again) or ``--resume``
+(continue it, with the same arguments). The run checkpoints to ``checkpoint.npz`` every
+``--checkpoint-minutes`` (default 10) at a rollout boundary; Ctrl-C or SIGTERM checkpoints at the next
+one and exits 130 / 143. A resumed run ends with the weights an uninterrupted one would have.
+
 ``--eval-every STEPS`` plays ``--eval-deals`` validation deals (never the benchmark's) deterministically
 every STEPS steps and appends the win rate with its Wilson interval to ``curve.csv``: the learning
 curve. The YAML key ``features: zudecken`` gives the policy
