@@ -96,9 +96,13 @@ def canonical_key(base):  # noqa: ANN001, ANN201
         at = SUIT_AT[p]
         if sig[at[0]] > sig[at[1]] or sig[at[1]] > sig[at[2]] or sig[at[2]] > sig[at[3]]:
             continue
-        for r in range(n):
-            cols[r] = SUIT_PERM[p, base[r]]
-        cols.sort()
+        for r in range(n):  # insertion sort: a handful of columns
+            v = SUIT_PERM[p, base[r]]
+            j = r
+            while j > 0 and cols[j - 1] > v:
+                cols[j] = cols[j - 1]
+                j -= 1
+            cols[j] = v
         hi, lo = np.int64(0), np.int64(0)
         for r in range(n):  # 7 bits a column: the first 6 in hi, the rest in lo
             if r < 6:
@@ -198,16 +202,23 @@ def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric
     """The mean over the next card, each unseen one alike. Two unseen cards of one suit whose rank
     columns are equal lead to positions equal up to swapping those ranks: each such class is
     valued once, with its size as weight (without symmetry, every card on its own)."""
-    weight = np.zeros(SUITS * 81, dtype=np.int64)
-    first = np.full(SUITS * 81, -1, dtype=np.int64)
+    rep = np.empty(n, dtype=np.int64)  # each rank's first rank with the same column
+    for r in range(n):
+        rep[r] = r
+        for q in range(r):
+            if base[q] == base[r]:
+                rep[r] = q
+                break
+    weight = np.zeros(SUITS * n, dtype=np.int64)
+    first = np.full(SUITS * n, -1, dtype=np.int64)
     for c in range(SUITS * n):
         if unseen >> c & 1:
-            k = (c // n) * 81 + base[c % n] if symmetric else c
+            k = (c // n) * n + rep[c % n] if symmetric else c
             weight[k] += 1
             if first[k] < 0:
                 first[k] = c
     total = 0.0
-    for k in range(SUITS * 81):
+    for k in range(SUITS * n):
         if weight[k]:
             bit = np.int64(1) << first[k]
             v = _value(table | bit, unseen & ~bit, n, max_group, need_clear, keys, vals, symmetric)
@@ -293,10 +304,10 @@ class ExactSolver:
 class OptimalAgent(Agent):
     """Plays the optimal policy of a Zudecken variant (any ID whose cards match in suit or rank),
     from any position: each legal group's exact value, the best one covered (ties to the lowest
-    action). The values are computed as play reaches them and kept: the first decision of the
-    32-card game solves most of it (measured: 24.4 million positions, about 2 minutes and 1.3 GB),
-    the ones after are look-ups. Packs over ``max_ranks`` ranks a suit are refused (52 cards would
-    need hundreds of millions of positions)."""
+    action; values within 1e-12 count as equal). The values are computed as play reaches them and
+    kept: the first decision of the 32-card game solves most of it (24.4 million positions, about
+    70 s and 1.3 GB on one core), the ones after are look-ups. Packs over ``max_ranks`` ranks a suit
+    are refused (52 cards would need billions of positions)."""
 
     name = "optimal"
 
@@ -338,7 +349,10 @@ class OptimalAgent(Agent):
         values = self.action_values(observation, mask)
         if not values:  # only "end" is legal
             return int(np.flatnonzero(mask)[0])
-        return max(values, key=lambda a: (values[a], -a))
+        # moves whose values differ only by rounding (sums taken in another order) are ties: the
+        # lowest action among them, so the choice does not depend on the order of summation
+        best = max(values.values())
+        return min(a for a, v in values.items() if v >= best - 1e-12)
 
     def __repr__(self) -> str:
         return f"OptimalAgent({self.env_id!r})"

@@ -182,7 +182,7 @@ def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
                 expected = sum(decide(kept | set(d), unseen - set(d)) for d in draws) / len(draws)
                 assert v == pytest.approx(expected, abs=1e-12)
             best = agent.act(obs, info["action_mask"])
-            assert values[best] == max(values.values())
+            assert values[best] >= max(values.values()) - 1e-12
             checked += len(set(values.values())) > 1
         if checked >= 5:
             break
