@@ -6,8 +6,8 @@
 The earlier code is checked out into a temporary git worktree (so this needs the repository's
 history) and timed in its own process; the current code in another. Both decide the same deals,
 ``reset(seed=0..deals-1)``, dealt before the clock starts, best of 5 passes each, and the two
-alternate for ``--rounds`` rounds so that a busy moment hits both. 20c39d5 is the code of the day
-issue 14 was filed (its solver: memoised depth-first search in Python over the readable rules).
+alternate for ``--rounds`` rounds so that a busy moment hits both. 20c39d5 holds the earlier solver:
+a memoised depth-first search in Python over the readable rules.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _time(code: str, tree: Path | None) -> tuple[int, float]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--commit", default="20c39d5", help="the earlier code (default: issue 14's day)")
+    p.add_argument("--commit", default="20c39d5", help="the earlier code (default: the Python search)")
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args(argv)
