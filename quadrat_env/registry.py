@@ -69,6 +69,15 @@ def register_game(spec: GameSpec) -> None:
                      kwargs=dict(kwargs), max_episode_steps=spec.max_episode_steps)  # fmt: skip
 
 
+def unregister_game(spec: GameSpec) -> None:
+    """Undo :func:`register_game` (its IDs leave this registry and Gymnasium's): for a game
+    registered for a while only, as a test registers its toy game."""
+    for env_id in spec.ids:
+        if _GAMES.get(env_id) is spec:
+            del _GAMES[env_id]
+            registry.pop(env_id, None)
+
+
 def _entry(cls: type) -> str | type:
     """A string entry point where the class can be imported by name (Gymnasium's style)."""
     return cls if "<locals>" in cls.__qualname__ else f"{cls.__module__}:{cls.__qualname__}"

@@ -19,7 +19,7 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from test_vector import assert_same, next_step_view, random_actions
 
-from quadrat_env import GameSpec, IllegalMove, register_game
+from quadrat_env import GameSpec, IllegalMove, env_ids, register_game
 from quadrat_env.cards import card_symbol
 from quadrat_env.core.env import PatienceEnv
 from quadrat_env.core.jit import jit
@@ -28,6 +28,7 @@ from quadrat_env.core.layout import Layout
 from quadrat_env.core.render import CARD_W, GAP, MARGIN, TITLE, back, canvas, card, empty
 from quadrat_env.core.rules import Rules
 from quadrat_env.core.vector import PatienceVectorEnv
+from quadrat_env.registry import unregister_game
 
 TOY = "toy/Triplet-v0"
 PACK = tuple(s * 13 + r for s in range(4) for r in range(4))  # A 2 3 4 of clubs, diamonds, ...
@@ -190,9 +191,18 @@ class TripletVectorEnv(PatienceVectorEnv):
     single_env_class = TripletEnv
 
 
-# -- 4. one call registers it --------------------------------------------------------------------
-register_game(GameSpec(name="Triplet", env_class=TripletEnv, vector_env_class=TripletVectorEnv,
-                       ids={TOY: {}}, max_episode_steps=100))  # fmt: skip
+# -- 4. one call registers it (here for this module's tests only, so that the toy ID does not
+# join every later ID listing of the test session) ------------------------------------------------
+SPEC = GameSpec(name="Triplet", env_class=TripletEnv, vector_env_class=TripletVectorEnv, ids={TOY: {}},
+                max_episode_steps=100)  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered():
+    register_game(SPEC)
+    yield
+    unregister_game(SPEC)
+    assert TOY not in env_ids() and TOY not in gym.registry
 
 
 # -- what a built-in game gets, the toy gets ------------------------------------------------------
