@@ -11,7 +11,8 @@ SB3 does not take Gymnasium vector envs; :class:`SB3VecEnv` presents one as SB3'
     MaskablePPO("MlpPolicy", venv).learn(100_000)
 
 It behaves like SB3's ``DummyVecEnv`` over ``gym.make(id)`` envs: a finished deal is reset in the
-same step (its last observation in ``info["terminal_observation"]``), ``TimeLimit.truncated`` is
+same step (the batched env's ``SameStep`` autoreset; its last observation in
+``info["terminal_observation"]``), ``TimeLimit.truncated`` is
 set, and ``env_method("action_masks")`` gives MaskablePPO the masks. Needs the ``train`` extra.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from stable_baselines3.common.vec_env.base_vec_env import VecEnvStepReturn
 
@@ -37,6 +39,9 @@ class SB3VecEnv(VecEnv):
     def __init__(self, venv: PatienceVectorEnv) -> None:
         if not isinstance(venv, PatienceVectorEnv):
             raise TypeError(f"SB3VecEnv wraps a quadrat_env batched env, got {type(venv).__name__}")
+        if venv.autoreset_mode is not AutoresetMode.SAME_STEP:  # SB3 deals anew in the same step
+            raise ValueError("SB3VecEnv needs a batched env made with autoreset_mode='SameStep' "
+                             f"(make_sb3_vec_env does that), got {venv.autoreset_mode.name}")  # fmt: skip
         self.venv = venv
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
         self.render_mode = venv.render_mode
@@ -61,15 +66,14 @@ class SB3VecEnv(VecEnv):
         obs, rewards, terminated, truncated, info = self.venv.step(actions)
         dones = terminated | truncated
         infos = _split(info, self.num_envs, _STEP_KEYS)
+        if dones.any():  # the batched env dealt them anew already (SAME_STEP)
+            last = _split(info["final_info"], self.num_envs, _STEP_KEYS)
+            for i in np.flatnonzero(dones).tolist():
+                self.reset_infos[i] = infos[i]
+                infos[i] = last[i]
+                infos[i]["terminal_observation"] = info["final_obs"][i]
         for i, info_i in enumerate(infos):
             info_i["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-        if dones.any():  # SB3 resets in the same step; the batched env would on the next one
-            for i in np.flatnonzero(dones):
-                infos[i]["terminal_observation"] = obs[i].copy()  # the reset below may write into obs
-            obs, reset_info = self.venv.reset(options={"reset_mask": dones})
-            fresh = _split(reset_info, self.num_envs, _STEP_KEYS)
-            for i in np.flatnonzero(dones):
-                self.reset_infos[i] = fresh[i]
         return obs, rewards.astype(np.float32), dones, infos
 
     def action_masks(self) -> np.ndarray:
@@ -134,7 +138,8 @@ class VecMaskObservation(VecEnvWrapper):
 
 def make_sb3_vec_env(env_id: str, n_envs: int, seed: int | None = None, **env_kwargs: Any) -> SB3VecEnv:
     """``gym.make_vec(env_id, n_envs)`` (the native batched env) as an SB3 ``VecEnv``, seeded."""
-    venv = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode="vector_entry_point", **env_kwargs)
+    kwargs = {"autoreset_mode": AutoresetMode.SAME_STEP, **env_kwargs}
+    venv = gym.make_vec(env_id, num_envs=n_envs, vectorization_mode="vector_entry_point", **kwargs)
     sb3 = SB3VecEnv(venv.unwrapped)  # type: ignore[arg-type]
     if seed is not None:
         sb3.seed(seed)

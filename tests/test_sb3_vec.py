@@ -64,6 +64,8 @@ def test_adapter_rejects_other_envs():
 
     with pytest.raises(TypeError, match="batched env"):
         SB3VecEnv(gym.make_vec(ZU, num_envs=2, vectorization_mode="sync"))
+    with pytest.raises(ValueError, match="SameStep"):  # SB3 expects the deal anew in the same step
+        SB3VecEnv(gym.make_vec(ZU, num_envs=2).unwrapped)
 
 
 def test_mask_observation_appends_the_current_masks_and_plain_ppo_plays_from_it(tmp_path):

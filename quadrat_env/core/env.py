@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -19,7 +19,21 @@ from gymnasium import spaces
 
 from quadrat_env.cards import card_code, parse_deck
 from quadrat_env.core.checks import choice, is_seed, number, whole
-from quadrat_env.core.kernel import CARDS, OVER, REMOVED, WON
+from quadrat_env.core.kernel import (
+    CFG_DENSE,
+    CFG_END,
+    CFG_ILLEGAL,
+    CFG_LIMIT,
+    CFG_PACK,
+    CFG_SIZE,
+    EP_CARDS,
+    EP_ELAPSED,
+    EP_ILLEGAL,
+    EP_SIZE,
+    EP_TERMINATED,
+    EP_TRUNCATED,
+    EP_WON,
+)
 from quadrat_env.core.rules import IllegalMove, Rules
 
 REWARD_MODES = ("sparse", "dense")
@@ -78,16 +92,16 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         self._window: Any = None  # the pygame window of render_mode="human", opened on first use
         self._dealt: tuple[int, ...] = ()
         self._n_actions = int(self.action_space.n)
-        # The compiled rules update these in place: the state row, observation and mask.
+        # The compiled rules update these in place: the state row, observation, mask and the
+        # episode's bookkeeping (steps, ended, won, illegal, cards left: kernel.EP_*).
         self._row = np.zeros(game.state_size, dtype=np.int64)
         self._obs = np.zeros(game.layout.size, dtype=np.float32)
         self._mask = np.zeros(self._n_actions, dtype=np.int8)
-        self._out = np.zeros(4, dtype=np.int64)  # what step_one reports: over, won, removed, cards
+        self._ep = np.zeros(EP_SIZE, dtype=np.int64)
+        #: What the compiled per-row step reads (illegal mode, end action, limit, rewards); the
+        #: batched env steps its rows with its single env's settings.
+        self.step_cfg = step_settings(self)
         self._started = False
-        self._over = False
-        self._won = False
-        self._cards = 0
-        self._elapsed = 0
 
     # -- what a subclass supplies ------------------------------------------------------------
     def draw_text(self, state: Any) -> str:
@@ -101,7 +115,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
     @property
     def elapsed_steps(self) -> int:
         """Steps since the last reset (what the env's own time limit counts)."""
-        return self._elapsed
+        return int(self._ep[EP_ELAPSED])
 
     @property
     def state(self) -> Any:
@@ -115,22 +129,15 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         # Check everything before touching the RNG or the state, so bad input changes nothing.
         if not is_seed(seed):  # as the batched env: numpy integers are seeds, bools are not
             raise ValueError(f"seed must be None or a whole number >= 0, got {seed!r}")
-        deck = self._deck_from_options(options)
+        deck = check_options(options, RESET_OPTIONS, self.game).get("deck")
         super().reset(seed=None if seed is None else int(seed))
         if deck is None:
             deck = tuple(self.np_random.permutation(self.game.pack).tolist())
-        kernel = self.game.kernel
-        any_move = kernel.reset_one(self._row, np.array(deck, dtype=np.int64), self._obs, self._mask,
-                                    self.game.params)  # fmt: skip
-        if not any_move:  # a deal that opens with no move offers only "end"
-            if self.end_action is None:
-                raise AssertionError(f"{self.game.name} dealt a start with no legal move")
-            self._mask[self.end_action] = 1
+        if not self.game.kernel.start(self._row, np.array(deck, dtype=np.int64), self._obs, self._mask,
+                                      self.game.params, self._ep, self.step_cfg):  # fmt: skip
+            raise AssertionError(f"{self.game.name} dealt a start with no legal move")
         self._dealt = deck
         self._started = True
-        self._over = self._won = False
-        self._elapsed = 0
-        self._cards = int(kernel.cards_left(self._row, self.game.params))
         if self.render_mode == "human":
             self.render()
         return self._obs.copy(), self._info()
@@ -149,36 +156,19 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             )
         if not self._started:
             raise RuntimeError("step() called before reset(); call reset() first")
-        if self._over:
+        ep = self._ep
+        if ep[EP_TERMINATED]:
             raise RuntimeError("step() called after the episode ended; call reset() first")
-        if not self._mask[a]:
-            if self.illegal_action == "raise":
-                raise IllegalMove(
-                    f"{self.game.name}: action {a} is not legal now; legal actions: "
-                    f"{np.flatnonzero(self._mask).tolist()}"
-                )
-            ends = self.illegal_action == "end"
-            if ends:
-                self._over = True
-                self._mask[:] = 0
-            info = self._info()
-            info["illegal_action"] = True
-            return self._obs.copy(), -self.illegal_penalty, ends, self._tick(), info
-        if a == self.end_action:
-            self._over = True
-            self._mask[:] = 0
-            return self._obs.copy(), 0.0, True, self._tick(), self._info()
-        out = self._out
-        self.game.kernel.step_one(self._row, a, self._obs, self._mask, self.game.params, out)
-        self._over, self._won, self._cards = bool(out[OVER]), bool(out[WON]), int(out[CARDS])
-        reward = 0.0
-        if self.reward_mode == "dense":
-            reward += int(out[REMOVED]) / self.game.pack_size
-        if self._won:
-            reward += 1.0
+        reward = self.game.kernel.act(self._row, a, self._obs, self._mask, self.game.params, ep,
+                                      self.step_cfg, self.illegal_penalty)  # fmt: skip
+        if ep[EP_ILLEGAL] and self.illegal_action == "raise":  # nothing was changed
+            raise IllegalMove(
+                f"{self.game.name}: action {a} is not legal now; legal actions: "
+                f"{np.flatnonzero(self._mask).tolist()}"
+            )
         if self.render_mode == "human":
             self.render()
-        return self._obs.copy(), reward, self._over, self._tick(), self._info()
+        return self._obs.copy(), reward, bool(ep[EP_TERMINATED]), bool(ep[EP_TRUNCATED]), self._info()
 
     def __copy__(self) -> PatienceEnv:
         """A copy that shares nothing mutable (stepping one never changes the other). Gymnasium's
@@ -188,11 +178,6 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             return copy.deepcopy(self)
         finally:
             self._window = window
-
-    def _tick(self) -> bool:
-        """Count a step; whether the env's own time limit truncates the episode now."""
-        self._elapsed += 1
-        return self.max_episode_steps is not None and self._elapsed >= self.max_episode_steps
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
@@ -232,26 +217,62 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
     def _info(self) -> dict[str, Any]:
         # Every key is always present (Monitor's info_keywords and vector envs want fixed keys);
         # "won" is True only in the step that ends a won game.
+        ep = self._ep
         return {
             "action_mask": self._mask.copy(),
-            "cards_left": self._cards,
-            "illegal_action": False,
-            "won": self._won,
+            "cards_left": int(ep[EP_CARDS]),
+            "illegal_action": bool(ep[EP_ILLEGAL]),
+            "won": bool(ep[EP_WON]),
         }
 
-    def _deck_from_options(self, options: Mapping[str, Any] | None) -> tuple[int, ...] | None:
-        if options is None:
-            return None
-        if not isinstance(options, Mapping):
-            raise ValueError(f"options must be a dict, got {type(options).__name__}")
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
-        if options.get("deck") is None:
-            return None
-        try:
-            return parse_deck(options["deck"], self.game.pack)
-        except ValueError as err:
-            raise ValueError(f"{self.game.name}: bad deck: {err}") from None
+
+def step_settings(env: PatienceEnv) -> np.ndarray:
+    """The settings row the compiled per-row step reads (``kernel.CFG_*``), from an env's kwargs."""
+    cfg = np.zeros(CFG_SIZE, dtype=np.int64)
+    cfg[CFG_ILLEGAL] = ILLEGAL_MODES.index(env.illegal_action)
+    cfg[CFG_END] = -1 if env.end_action is None else env.end_action
+    cfg[CFG_LIMIT] = env.max_episode_steps or 0
+    cfg[CFG_DENSE] = env.reward_mode == "dense"
+    cfg[CFG_PACK] = env.game.pack_size
+    return cfg
 
 
+def check_options(options: Mapping[str, Any] | None, known: tuple[str, ...], game: Rules[Any],
+                  num_envs: int = 1) -> dict[str, Any]:  # fmt: skip
+    """Reset options checked, with every deck parsed (card numbers): what both envs accept.
+
+    ``"deck"``: one deck; ``"decks"``: one deck or None per env (``num_envs`` of them);
+    ``"reset_mask"``: a bool array of shape (num_envs,) with a True. Raises ``ValueError`` naming
+    the problem; nothing is changed.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"options must be a dict, got {type(options).__name__}")
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; known: {list(known)}")
+    out = {k: v for k, v in options.items() if v is not None}
+    if "deck" in out and "decks" in out:
+        raise ValueError("give options['deck'] (one for all) or options['decks'] (one per env), not both")
+    if "deck" in out:
+        out["deck"] = _parse(out["deck"], game, "")
+    if "decks" in out:
+        decks = out["decks"]
+        if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) != num_envs:
+            raise ValueError(f"options['decks'] must be a list of {num_envs} decks (or None entries)")
+        out["decks"] = [None if d is None else _parse(d, game, f" for env {i}") for i, d in enumerate(decks)]
+    if "reset_mask" in out:
+        mask = np.asarray(out["reset_mask"])
+        if mask.dtype != np.bool_ or mask.shape != (num_envs,) or not mask.any():
+            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({num_envs},) "
+                             f"with a True, got {mask!r}")  # fmt: skip
+        out["reset_mask"] = mask
+    return out
+
+
+def _parse(deck: Any, game: Rules[Any], where: str) -> tuple[int, ...]:
+    try:
+        return parse_deck(deck, game.pack)
+    except ValueError as err:
+        raise ValueError(f"{game.name}: bad deck{where}: {err}") from None

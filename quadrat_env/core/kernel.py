@@ -37,8 +37,17 @@ import numpy as np
 
 from quadrat_env.core.jit import fingerprint, jit
 
-#: Positions in the ``out`` array of :meth:`Kernel.step_one`.
-OVER, WON, REMOVED, CARDS = 0, 1, 2, 3
+#: An episode's bookkeeping row (int64), one per env, kept by :attr:`Kernel.act` and
+#: :attr:`Kernel.start`: steps since the deal, whether the episode has ended (terminated) or was cut
+#: by the time limit (truncated), whether the last step won, was illegal, and the cards left.
+EP_ELAPSED, EP_TERMINATED, EP_TRUNCATED, EP_WON, EP_ILLEGAL, EP_CARDS = range(6)
+EP_SIZE = 6
+#: The env settings the per-row step reads (an int64 row): what an illegal action does, the "end"
+#: action (-1: none), the time limit (0: none), dense rewards (0/1), and the pack's size.
+CFG_ILLEGAL, CFG_END, CFG_LIMIT, CFG_DENSE, CFG_PACK = range(5)
+CFG_SIZE = 5
+#: Values of ``cfg[CFG_ILLEGAL]``, in the order of the env's ``ILLEGAL_MODES``.
+PENALIZE, END, RAISE = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -52,15 +61,20 @@ class Kernel:
     won: Callable[..., Any]
     #: ``reset_one(s, deck, o, m, p) -> bool``: deal; write the mask; whether a move exists.
     reset_one: Callable[..., Any]
-    #: ``step_one(s, a, o, m, p, out)``: play ``a``, write the new mask; ``out`` gets
-    #: [over, won, cards removed, cards left].
-    step_one: Callable[..., Any]
-    #: ``reset_rows(rows, decks, S, O, M, p) -> rows without a move``: :attr:`reset_one` per row.
-    reset_rows: Callable[..., Any]
-    #: ``step_rows(active, acts, S, O, M, p, over, won, removed)``: :attr:`step_one` where active.
-    step_rows: Callable[..., Any]
-    #: ``cards_rows(S, p, out)``: cards left of every row.
-    cards_rows: Callable[..., Any]
+    #: ``start(s, deck, o, m, p, ep, cfg) -> bool``: deal, write the mask (only "end" if no move),
+    #: zero the bookkeeping row ``ep``; False if there is no move and no "end" action.
+    start: Callable[..., Any]
+    #: ``start_rows(rows, decks, S, O, M, p, EP, cfg) -> bool``: :attr:`start` per row.
+    start_rows: Callable[..., Any]
+    #: ``act(s, a, o, m, p, ep, cfg, penalty) -> reward``: one env step of action ``a`` (any
+    #: action in range): the legal check, an illegal action's penalty, "end", the play, the reward,
+    #: the step count and time limit; ``ep`` gets the outcome. In "raise" mode an illegal action
+    #: only sets ``ep[EP_ILLEGAL]`` and changes nothing else (the caller raises).
+    act: Callable[..., Any]
+    #: ``act_rows(live, acts, S, O, M, p, EP, cfg, penalty, rewards) -> row or -1``: :attr:`act`
+    #: for every live row. In "raise" mode it first looks for an illegal action: if one is found, it
+    #: returns its row and steps nothing.
+    act_rows: Callable[..., Any]
     #: ``solve_line(s, p, order, max_moves, line, memo) -> length or -1``: a winning line (or -1);
     #: ``memo`` comes from :func:`new_memo` and may be reused from deal to deal.
     solve_line: Callable[..., Any] | None = None
@@ -95,10 +109,11 @@ def build(
              "key": key, "OBS_SIZE": obs_size, "MUTABLE": mutable}  # fmt: skip
     tag = _tag(names)
     reset_one = _specialize(_reset_one, names, tag)
-    step_one = _specialize(_step_one, {**names, "reset_one": reset_one}, tag)
-    more = {**names, "reset_one": reset_one, "step_one": step_one}
-    reset_rows, step_rows = _specialize(_reset_rows, more, tag), _specialize(_step_rows, more, tag)
-    cards_rows = _specialize(_cards_rows, more, tag)
+    more = {**names, "reset_one": reset_one}
+    start = _specialize(_start, more, tag)
+    act = _specialize(_act, more, tag)
+    start_rows = _specialize(_start_rows, {**more, "start": start}, tag)
+    act_rows = _specialize(_act_rows, {**more, "act": act}, tag)
     solve_line = wins_after = solve_rows = None
     if key is not None:
         more["advance"] = advance if advance is not None else _specialize(_advance_by_play, more, tag)
@@ -106,8 +121,8 @@ def build(
         solve_line = _specialize(_solve_line, {**more, **search}, tag)
         wins_after = _specialize(_wins_after, {**more, **search}, tag)
         solve_rows = _specialize(_solve_rows, {**more, **search}, tag)
-    return Kernel(deal, legal, play, cards_left, won, reset_one, step_one, reset_rows, step_rows,
-                  cards_rows, solve_line, wins_after, solve_rows)  # fmt: skip
+    return Kernel(deal, legal, play, cards_left, won, reset_one, start, start_rows, act, act_rows,
+                  solve_line, wins_after, solve_rows)  # fmt: skip
 
 
 def _tag(names: dict[str, Any]) -> str:
@@ -134,39 +149,71 @@ def _reset_one(s, deck, o, m, p):  # noqa: ANN001, ANN202
     return legal(s, m, p)  # noqa: F821
 
 
-def _step_one(s, a, o, m, p, out):  # noqa: ANN001, ANN202
-    before = cards_left(s, p)  # noqa: F821
-    play(s, a, o, p)  # noqa: F821
-    m[:] = 0
-    over = not legal(s, m, p)  # noqa: F821
-    after = cards_left(s, p)  # noqa: F821
-    out[OVER] = over
-    out[WON] = won(s, p) if over else False  # noqa: F821
-    out[REMOVED] = before - after
-    out[CARDS] = after
+# -- the env step of one row, shared by the single and the batched env ------------------------------
+def _start(s, deck, o, m, p, ep, cfg):  # noqa: ANN001, ANN202
+    any_move = reset_one(s, deck, o, m, p)  # noqa: F821
+    ep[:] = 0
+    ep[EP_CARDS] = cards_left(s, p)  # noqa: F821
+    if not any_move:  # a deal that opens with no move offers only "end"
+        if cfg[CFG_END] < 0:
+            return False
+        m[cfg[CFG_END]] = 1
+    return True
 
 
-def _reset_rows(rows, decks, S, O, M, p):  # noqa: ANN001, ANN202, N803, E741
-    dead = np.zeros(rows.shape[0], dtype=np.bool_)
+def _start_rows(rows, decks, S, O, M, p, EP, cfg):  # noqa: ANN001, ANN202, N803, E741
+    ok = True
     for j in range(rows.shape[0]):
         e = rows[j]
-        dead[j] = not reset_one(S[e], decks[j], O[e], M[e], p)  # noqa: F821
-    return rows[dead]
+        ok &= start(S[e], decks[j], O[e], M[e], p, EP[e], cfg)  # noqa: F821
+    return ok
 
 
-def _step_rows(active, acts, S, O, M, p, over, won_out, removed):  # noqa: ANN001, ANN202, N803, E741
-    out = np.zeros(4, dtype=np.int64)
-    for e in range(active.shape[0]):
-        if active[e]:
-            step_one(S[e], acts[e], O[e], M[e], p, out)  # noqa: F821
-            over[e] = out[OVER] != 0
-            won_out[e] = out[WON] != 0
-            removed[e] = out[REMOVED]
+def _act(s, a, o, m, p, ep, cfg, penalty):  # noqa: ANN001, ANN202
+    if m[a] == 0:
+        ep[EP_ILLEGAL] = 1
+        if cfg[CFG_ILLEGAL] == RAISE:
+            return 0.0
+        reward = -penalty
+        ep[EP_WON] = 0
+        if cfg[CFG_ILLEGAL] == END:
+            ep[EP_TERMINATED] = 1
+            m[:] = 0
+    elif a == cfg[CFG_END]:
+        reward = 0.0
+        ep[EP_ILLEGAL] = 0
+        ep[EP_WON] = 0
+        ep[EP_TERMINATED] = 1
+        m[:] = 0
+    else:  # the cards left before the move are in ep already
+        play(s, a, o, p)  # noqa: F821
+        m[:] = 0
+        over = not legal(s, m, p)  # noqa: F821
+        after = cards_left(s, p)  # noqa: F821
+        won_now = over and won(s, p)  # noqa: F821
+        reward = 0.0
+        if cfg[CFG_DENSE]:
+            reward += (ep[EP_CARDS] - after) / cfg[CFG_PACK]
+        if won_now:
+            reward += 1.0
+        ep[EP_ILLEGAL] = 0
+        ep[EP_TERMINATED] = over
+        ep[EP_WON] = won_now
+        ep[EP_CARDS] = after
+    ep[EP_ELAPSED] += 1
+    ep[EP_TRUNCATED] = cfg[CFG_LIMIT] > 0 and ep[EP_ELAPSED] >= cfg[CFG_LIMIT]
+    return reward
 
 
-def _cards_rows(S, p, out):  # noqa: ANN001, ANN202, N803
-    for e in range(S.shape[0]):
-        out[e] = cards_left(S[e], p)  # noqa: F821
+def _act_rows(live, acts, S, O, M, p, EP, cfg, penalty, rewards):  # noqa: ANN001, ANN202, N803, E741
+    if cfg[CFG_ILLEGAL] == RAISE:
+        for e in range(live.shape[0]):
+            if live[e] and M[e, acts[e]] == 0:
+                return e
+    for e in range(live.shape[0]):
+        if live[e]:
+            rewards[e] = act(S[e], acts[e], O[e], M[e], p, EP[e], cfg, penalty)  # noqa: F821
+    return -1
 
 
 _ENTER, _NEXT, _RETURN = 0, 1, 2

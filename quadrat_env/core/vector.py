@@ -19,9 +19,17 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from quadrat_env.cards import parse_deck
 from quadrat_env.core.checks import is_seed, whole
-from quadrat_env.core.env import RENDER_MODES, PatienceEnv
+from quadrat_env.core.env import RENDER_MODES, PatienceEnv, check_options
+from quadrat_env.core.kernel import (
+    EP_CARDS,
+    EP_ELAPSED,
+    EP_ILLEGAL,
+    EP_SIZE,
+    EP_TERMINATED,
+    EP_TRUNCATED,
+    EP_WON,
+)
 from quadrat_env.core.rules import IllegalMove
 
 RESET_OPTIONS = ("deck", "decks", "reset_mask")
@@ -65,19 +73,19 @@ class PatienceVectorEnv(VectorEnv):
         num_envs = whole("num_envs", num_envs, minimum=1)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        if max_episode_steps is not None:
-            max_episode_steps = whole("max_episode_steps", max_episode_steps, minimum=1)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(
                 f"render_mode must be one of {[None, *self.metadata['render_modes']]} for a batched env "
                 f"(a window per deal is not offered), got {render_mode!r}"
             )
-        # The single env checks every other keyword and holds the rules, spaces and pictures.
-        self.single = self.single_env_class(render_mode=render_mode, **kwargs)
+        # The single env checks every other keyword and holds the rules, spaces, step settings
+        # and pictures.
+        self.single = self.single_env_class(render_mode=render_mode, max_episode_steps=max_episode_steps,
+                                            **kwargs)  # fmt: skip
         self.game = self.single.game
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
-        self.max_episode_steps = max_episode_steps
+        self.max_episode_steps = self.single.max_episode_steps
         self.copy = copy
         self.single_observation_space = self.single.observation_space
         self.single_action_space = self.single.action_space
@@ -91,7 +99,7 @@ class PatienceVectorEnv(VectorEnv):
         self.states = np.zeros((n, self.game.state_size), dtype=np.int64)  # the rules' state rows
         self.obs = np.zeros((n, self.single_observation_space.shape[0]), dtype=np.float32)
         self.masks = np.zeros((n, self.n_actions), dtype=np.int8)
-        self.elapsed = np.zeros(n, dtype=np.int64)
+        self.episodes = np.zeros((n, EP_SIZE), dtype=np.int64)  # each env's bookkeeping (kernel.EP_*)
         self.autoreset = np.zeros(n, dtype=bool)
         self.rngs: list[np.random.Generator | None] = [None] * n
         # Each env's next decks; int8 (card codes < 52) keeps 4,096 queues at 14 MB.
@@ -99,7 +107,11 @@ class PatienceVectorEnv(VectorEnv):
         self.queue_pos = np.full(n, QUEUE, dtype=np.int64)
         self._packs = np.tile(self.pack.astype(np.int8), (QUEUE, 1))
         self._started = False
-        self._cards = np.zeros(n, dtype=np.int64)
+
+    @property
+    def elapsed(self) -> np.ndarray:
+        """Steps since each env's deal (a view)."""
+        return self.episodes[:, EP_ELAPSED]
 
     def state(self, i: int) -> Any:
         """The rules' readable state of env ``i`` (as the single env's ``env.state``)."""
@@ -142,37 +154,20 @@ class PatienceVectorEnv(VectorEnv):
         # NEXT_STEP autoreset: these envs ignore their action and deal anew
         restart = self.autoreset.copy() if mode is AutoresetMode.NEXT_STEP else np.zeros(n, dtype=bool)
         live = ~restart
-        legal = self.masks[np.arange(n), acts] == 1
-        illegal = live & ~legal
-        if illegal.any() and self.single.illegal_action == "raise":
-            bad = np.flatnonzero(illegal)[:5].tolist()
-            raise IllegalMove(f"{self.game.name}: actions not legal now in env(s) {bad}: "
-                              f"{acts[bad].tolist()}; nothing was stepped")  # fmt: skip
         rewards = np.zeros(n, dtype=np.float64)
-        rewards[illegal] = -self.single.illegal_penalty
-        terminated = np.zeros(n, dtype=bool)
-        won = np.zeros(n, dtype=bool)
-        if self.single.illegal_action == "end":
-            terminated |= illegal
-            self.masks[illegal] = 0
-        play = live & legal
-        ends = play & (acts == self.end_action) if self.end_action is not None else np.zeros(n, bool)
-        self.masks[ends] = 0
-        terminated[ends] = True
-        active = play & ~ends
-        if active.any():
-            over = np.zeros(n, dtype=bool)
-            removed = np.zeros(n, dtype=np.int64)
-            self.game.kernel.step_rows(active, acts, self.states, self.obs, self.masks, self.game.params,
-                                       over, won, removed)  # fmt: skip
-            terminated |= over
-            if self.single.reward_mode == "dense":
-                rewards[active] += removed[active] / self.game.pack_size
-            rewards[won] += 1.0
-        self.elapsed[live] += 1
-        truncated = np.zeros(n, dtype=bool)
-        if self.max_episode_steps is not None:
-            truncated[live] = self.elapsed[live] >= self.max_episode_steps
+        ep = self.episodes
+        bad = self.game.kernel.act_rows(
+            live, acts, self.states, self.obs, self.masks, self.game.params, ep, self.single.step_cfg,
+            self.single.illegal_penalty, rewards,
+        )  # fmt: skip
+        if bad >= 0:  # "raise" mode: nothing was stepped
+            rows = np.flatnonzero(live & (self.masks[np.arange(n), acts] == 0))[:5].tolist()
+            raise IllegalMove(f"{self.game.name}: actions not legal now in env(s) {rows}: "
+                              f"{acts[rows].tolist()}; nothing was stepped")  # fmt: skip
+        terminated = live & (ep[:, EP_TERMINATED] == 1)
+        truncated = live & (ep[:, EP_TRUNCATED] == 1)
+        illegal = live & (ep[:, EP_ILLEGAL] == 1)
+        won = live & (ep[:, EP_WON] == 1)
         reset_rows = np.flatnonzero(restart)
         if len(reset_rows):
             self._restart(reset_rows, self._shuffled(reset_rows))
@@ -224,13 +219,11 @@ class PatienceVectorEnv(VectorEnv):
     # -- helpers ---------------------------------------------------------------------------------
     def _restart(self, rows: np.ndarray, decks: np.ndarray) -> None:
         self.decks[rows] = decks
-        self.elapsed[rows] = 0
         self.autoreset[rows] = False
-        dead = self.game.kernel.reset_rows(rows, decks, self.states, self.obs, self.masks, self.game.params)
-        if len(dead):  # a deal that opens with no move offers only "end"
-            if self.end_action is None:
-                raise AssertionError(f"{self.game.name} dealt a start with no legal move")
-            self.masks[dead, self.end_action] = 1
+        if not self.game.kernel.start_rows(np.asarray(rows, dtype=np.int64), decks, self.states, self.obs,
+                                           self.masks, self.game.params, self.episodes,
+                                           self.single.step_cfg):  # fmt: skip
+            raise AssertionError(f"{self.game.name} dealt a start with no legal move")
 
     def _shuffled(self, rows: np.ndarray, given: Mapping[int, tuple[int, ...]] | None = None) -> np.ndarray:
         """New decks for ``rows``: the given ones, else the next deck each env's generator deals.
@@ -267,8 +260,7 @@ class PatienceVectorEnv(VectorEnv):
         present = np.zeros(n, dtype=bool)
         present[rows] = True
         cards = np.zeros(n, dtype=np.int64)
-        self.game.kernel.cards_rows(self.states, self.game.params, self._cards)
-        cards[rows] = self._cards[rows]
+        cards[rows] = self.episodes[rows, EP_CARDS]
         if present.all():
             masks = self.masks.copy()
         else:
@@ -296,40 +288,11 @@ class PatienceVectorEnv(VectorEnv):
         self, options: Mapping[str, Any] | None
     ) -> tuple[np.ndarray, dict[int, tuple[int, ...]]]:
         """Rows to reset and the decks given for some of them; all checks, no change."""
-        n = self.num_envs
-        options = {} if options is None else options
-        if not isinstance(options, Mapping):
-            raise ValueError(f"options must be a dict, got {type(options).__name__}")
-        unknown = sorted(set(options) - set(RESET_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; known: {list(RESET_OPTIONS)}")
-        mask = options.get("reset_mask")
-        if mask is None:
-            rows = np.arange(n)
-        else:
-            mask = np.asarray(mask)
-            if mask.dtype != np.bool_ or mask.shape != (n,) or not mask.any():
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},) with a True, "
-                                 f"got {mask!r}")  # fmt: skip
-            rows = np.flatnonzero(mask)
-        per_env: list[Any] = [options.get("deck")] * n
-        if options.get("decks") is not None:
-            if options.get("deck") is not None:
-                raise ValueError(
-                    "give options['deck'] (one for all) or options['decks'] (one per env), not both"
-                )
-            decks = options["decks"]
-            if isinstance(decks, (str, bytes)) or not isinstance(decks, Sequence) or len(decks) != n:
-                raise ValueError(f"options['decks'] must be a list of {n} decks (or None entries)")
-            per_env = list(decks)
-        given: dict[int, tuple[int, ...]] = {}
-        for i in rows:
-            if per_env[i] is not None:
-                try:
-                    given[int(i)] = parse_deck(per_env[i], self.game.pack)
-                except ValueError as err:
-                    raise ValueError(f"{self.game.name}: bad deck for env {i}: {err}") from None
-        return rows, given
+        opts = check_options(options, RESET_OPTIONS, self.game, self.num_envs)
+        mask = opts.get("reset_mask")
+        rows = np.arange(self.num_envs) if mask is None else np.flatnonzero(mask)
+        per_env = opts.get("decks") or [opts.get("deck")] * self.num_envs
+        return rows, {int(i): per_env[i] for i in rows if per_env[i] is not None}
 
     def _check_actions(self, actions: Any) -> np.ndarray:
         acts = np.asarray(actions)
