@@ -7,8 +7,9 @@ import importlib
 import pytest
 
 ZU = "quadrat_env/Zudecken-v0"
-# entry points, as quadrat_env.<module>:<function>
+# entry points, as quadrat_env.<module>:<function> (scripts.<module>: the repository's scripts)
 GARBAGE = {
+    "scripts.reference_search:main": [[], ["Quadrille"], ["Zudecken", "--deals", "0"]],
     "agents.solver:_main": [[], ["Solitaire"], ["Zudecken", "--deals", "0"], ["Zudecken", "--deals", "x"],
                             ["Zudecken", ""], ["Zudecken", "--seed", "-1"], ["Zudecken", "AC AC"],
                             ["Zudecken", "--seed", "1", "--deals", "3"]],
@@ -37,10 +38,10 @@ GARBAGE = {
                                 ["Zudecken", "--out", "x.mp4"], ["Zudecken", "--seed", "-2"],
                                 ["Zudecken", "--agent", "/nonexistent.zip"]],
     "experiments.publish:main": [[], ["/nonexistent-run"]],
-    "experiments.fuzz:main": [["--steps", "0"], ["--steps", "many"], ["--env", "CartPole-v1"]],
+    "scripts.fuzz:main": [["--steps", "0"], ["--steps", "many"], ["--env", "CartPole-v1"]],
     "experiments.how_well:main": [["--deals", "0"], ["--budgets"], ["--budgets", "0"],
                                   ["--planner-deals", "x"]],
-    "experiments.solver_then_now:main": [["--deals", "0"], ["--rounds", "-1"], ["--deals", "x"],
+    "scripts.solver_then_now:main": [["--deals", "0"], ["--rounds", "-1"], ["--deals", "x"],
                                          ["--commit", "no-such-commit"],  # below: the first commit, no solver
                                          ["--commit", "20af856", "--deals", "2", "--rounds", "1"]],
 }  # fmt: skip
@@ -50,7 +51,8 @@ CASES = [(entry, argv) for entry, argvs in GARBAGE.items() for argv in argvs]
 @pytest.mark.parametrize(("entry", "argv"), CASES, ids=[f"{e.split(':')[0]} {' '.join(a)}" for e, a in CASES])
 def test_garbage_gets_one_clear_line_and_exit_2(entry, argv, capsys):
     module, name = entry.split(":")
-    main = getattr(importlib.import_module("quadrat_env." + module), name)
+    package = "" if module.startswith("scripts.") else "quadrat_env."  # scripts/: not installed
+    main = getattr(importlib.import_module(package + module), name)
     with pytest.raises(SystemExit) as exc:
         main(argv)
     err = capsys.readouterr().err

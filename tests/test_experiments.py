@@ -404,7 +404,7 @@ def test_solver_then_now_times_both_on_the_same_deals(capsys):
     import subprocess
     from pathlib import Path
 
-    from quadrat_env.experiments import solver_then_now
+    from scripts import solver_then_now
 
     repo = Path(solver_then_now.__file__).resolve().parents[1]
     if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", "20c39d5^{commit}"]).returncode != 0:

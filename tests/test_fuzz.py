@@ -1,4 +1,4 @@
-"""The fuzz machines of quadrat_env.experiments.fuzz, briefly, on every ID (the long run is a documented
+"""The fuzz machines of scripts.fuzz, briefly, on every ID (the long run is a documented
 command)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
-from quadrat_env.experiments.fuzz import BatchedEnvMachine, SingleEnvMachine, pinned
 
 import quadrat_env
+from scripts.fuzz import BatchedEnvMachine, SingleEnvMachine, pinned
 
 SETTINGS = settings(max_examples=8, stateful_step_count=20, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Ctrl-C's usual handler, whatever the test runner inherited (a shell's background job ignores SIGINT).
 PARENT = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from quadrat_env.experiments.parallel import run_tasks
 print("started", flush=True)
 for _ in run_tasks(time.sleep, [120, 120, 120], jobs=2, ray=sys.argv[1] if len(sys.argv) > 1 else None):

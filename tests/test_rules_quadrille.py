@@ -109,3 +109,22 @@ def test_illegal_moves_are_refused():
 def test_bad_redeals(redeals):
     with pytest.raises(ValueError, match="redeals"):
         QuadrilleGame(redeals=redeals)
+
+
+def test_compiled_pile_tables_agree_with_the_reference_rule_for_every_pile_top_and_card():
+    # The kernel builds its tables from each pile's sequence of ranks; the reference states the
+    # rule as arithmetic on ranks. They must agree for every card on every top a pile can have.
+    from quadrat_env.games.quadrille.kernel import ACCEPTS, FILL, PACK, PILE_RANKS
+
+    checked = 0
+    for pile in range(12):
+        for top in range(PACK + 1):
+            t = EMPTY if top == PACK else top
+            if t != EMPTY and t % 13 not in PILE_RANKS[pile]:
+                assert not ACCEPTS[pile, top].any()  # a top the pile never has takes nothing
+                continue
+            for card in range(PACK):
+                assert ACCEPTS[pile, top, card] == accepts(pile, t, card), (pile, top, card)
+                checked += 1
+            assert FILL[pile, top] == pile_size(pile, t) / len(PILE_RANKS[pile]), (pile, top)
+    assert checked == 52 * (4 * 5 + 8 * 25)  # each pile: empty + 4 suits x its ranks

@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -14,6 +15,7 @@ from quadrat_env.cards import SKAT_PACK, format_cards
 from quadrat_env.games.quadrat.rules import quadrat
 from quadrat_env.games.quadrille.rules import QuadrilleRules
 
+ROOT = Path(__file__).resolve().parents[1]
 WINNING_QUADRILLE = "QC QD QH QS " + " ".join(f"{r}{s}" for s in "CDHS" for r in "5432AK6789TJ")
 RANK_BY_RANK = " ".join(f"{r}{s}" for r in "A23456789TJQK" for s in "CDHS")
 
@@ -113,18 +115,15 @@ def test_command_line():
 
 @pytest.mark.parametrize("env_id", ["quadrat_env/Quadrat-v0", "quadrat_env/Zudecken-v0"])
 def test_compiled_search_finds_the_reference_search_line(env_id):
-    from quadrat_env.agents.solver import ReferenceSearch
-
-    from quadrat_env.games.quadrat.reference import SlotGame
+    from scripts.reference_search import reference_game, search_for
 
     env = gym.make(env_id).unwrapped
     game = env.game
-    ref = SlotGame(game.name, game.pack_size, game.match_rank, game.max_group, game.win_needs_clear,
-                   game.num_moves)  # fmt: skip
+    ref = reference_game(game)
     solver, found = Solver(game), 0
     for seed in range(150):
         env.reset(seed=seed)
-        plain = ReferenceSearch(ref, game.search_order, lambda s: (s.next, tuple(sorted(s.slots))))
+        plain = search_for(game)
         line = solver.line(env.state)
         assert line == plain.line(ref.start(env.state.deck)), seed  # same order, same first winning line
         found += line is not None
@@ -132,8 +131,8 @@ def test_compiled_search_finds_the_reference_search_line(env_id):
 
 
 def test_command_line_times_the_reference_search():
-    command = [sys.executable, "-m", "quadrat_env.agents.solver", "Zudecken", "--deals", "30", "--reference"]
-    out = subprocess.run(command, capture_output=True, text=True)
+    command = [sys.executable, "-m", "scripts.reference_search", "Zudecken", "--deals", "30"]
+    out = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0 and "they agree" in out.stdout
 
 

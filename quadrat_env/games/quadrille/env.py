@@ -11,8 +11,7 @@ from quadrat_env.core.vector import PatienceVectorEnv
 from quadrat_env.games.quadrat.env import indent
 from quadrat_env.games.quadrille.kernel import LAYOUT
 from quadrat_env.games.quadrille.picture import quadrille_frame, quadrille_text
-from quadrat_env.games.quadrille.reference import QuadrilleState
-from quadrat_env.games.quadrille.rules import QuadrilleRules
+from quadrat_env.games.quadrille.rules import QuadrilleRules, QuadrilleState
 
 _DOC = """
 class QuadrilleEnv(PatienceEnv):

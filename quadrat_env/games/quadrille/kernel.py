@@ -1,22 +1,30 @@
 """The compiled rules of Quadrille: one state row per deal.
 
-The readable version of the same rules is :mod:`quadrat_env.games.quadrille.reference`; the tests
-play both side by side and require the same states, moves and observations.
+The piles' rules are tables built from each pile's build sequence (:data:`PILE_RANKS`). The tests'
+oracle, :mod:`quadrat_env.games.quadrille.reference`, states the same rules independently (as
+arithmetic on ranks); the tests play both side by side and require the same states, moves and
+observations.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from quadrat_env.cards import ACE, FIVE, JACK, KING, QUEEN, SIX
 from quadrat_env.core.jit import jit
 from quadrat_env.core.kernel import build
 from quadrat_env.core.layout import Layout
-from quadrat_env.games.quadrille.reference import EMPTY, NUM_PILES, accepts, pile_size
 
 PACK = 52
+EMPTY = -1  # a pile's top when it holds no card
+NUM_PILES = 12
 DEAL = 0  # move 0 deals (or redeals); move 1 + pile puts the discard top on that pile
-#: How many cards each pile can hold: one queen in the centre, six on the others.
-CAPACITY = np.array([1] * 4 + [6] * 8, dtype=np.float32)
+#: The ranks each pile takes, in order, all in the suit of its first card: the four centre piles
+#: one queen each, the four compass piles 5 4 3 2 A K, the four corner piles 6 7 8 9 10 J.
+CENTRE_RANKS = (QUEEN,)
+COMPASS_RANKS = (FIVE, FIVE - 1, FIVE - 2, FIVE - 3, ACE, KING)
+CORNER_RANKS = (SIX, SIX + 1, SIX + 2, SIX + 3, SIX + 4, JACK)
+PILE_RANKS = (CENTRE_RANKS,) * 4 + (COMPASS_RANKS,) * 4 + (CORNER_RANKS,) * 4
 
 LAYOUT = Layout(
     ("in_hand", PACK, "1 for each card in the hand (card `c = suit*13 + rank` at offset `c`)"),
@@ -47,20 +55,25 @@ STACK = SEQ + PACK
 STATE_SIZE = STACK + PACK
 P_REDEALS = 0  # the only setting: redeals allowed
 
-#: ACCEPTS[pile, top, card]: ``card`` may go on ``pile`` whose top is ``top`` (52 = empty pile).
-ACCEPTS = np.array([[[accepts(p, t if t < PACK else EMPTY, c) for c in range(PACK)] for t in range(PACK + 1)]
-                    for p in range(NUM_PILES)], dtype=np.bool_)  # fmt: skip
 
 
-def _fill(pile: int, top: int) -> float:
-    """A pile's fill entry: its cards / capacity (0 for the empty pile or a top it cannot hold)."""
-    try:
-        return 0.0 if top == PACK else float(pile_size(pile, top) / CAPACITY[pile])
-    except KeyError:
-        return 0.0
+def _tables() -> tuple[np.ndarray, np.ndarray]:
+    """ACCEPTS[pile, top, card]: ``card`` may go on ``pile`` whose top is ``top`` (52: empty pile);
+    FILL[pile, top]: the pile's cards / its capacity (the length of its sequence), 0 if empty."""
+    accepts = np.zeros((NUM_PILES, PACK + 1, PACK), dtype=np.bool_)
+    fill = np.zeros((NUM_PILES, PACK + 1))
+    for pile, ranks in enumerate(PILE_RANKS):
+        for suit in range(4):
+            accepts[pile, PACK, suit * 13 + ranks[0]] = True  # an empty pile: the first rank, any suit
+            for depth, rank in enumerate(ranks, 1):
+                top = suit * 13 + rank
+                fill[pile, top] = depth / len(ranks)
+                if depth < len(ranks):
+                    accepts[pile, top, suit * 13 + ranks[depth]] = True
+    return accepts, fill
 
 
-FILL = np.array([[_fill(p, t) for t in range(PACK + 1)] for p in range(NUM_PILES)])
+ACCEPTS, FILL = _tables()
 
 
 @jit
@@ -150,5 +163,5 @@ def won(s, p):  # noqa: ANN001, ANN201
     return s[HLEN] - s[POS] + s[DCOUNT] == 0
 
 
-# No search: always playing a card that fits is optimal (see the reference module's docstring).
+# No search: always playing a card that fits is optimal (a card fits one kind of pile only).
 KERNEL = build(deal, legal, play, cards_left, won)

@@ -8,7 +8,8 @@ import numpy as np
 
 from quadrat_env.cards import card_symbol
 from quadrat_env.core.render import CARD_H, CARD_W, MARGIN, TEXT, TITLE, back, canvas, card, empty, font
-from quadrat_env.games.quadrille.reference import EMPTY, QuadrilleState
+from quadrat_env.games.quadrille.kernel import EMPTY
+from quadrat_env.games.quadrille.rules import QuadrilleState
 
 
 def quadrille_text(state: QuadrilleState) -> str:

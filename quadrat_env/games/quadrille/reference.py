@@ -1,8 +1,9 @@
 """The readable reference rules of Quadrille (Captive Queens), the test oracle of the compiled rules.
 
-The env, the batched env and the agents run :mod:`quadrat_env.games.quadrille.kernel`, whose
-tables are read off :func:`accepts` and :func:`pile_size` here; the tests play this module side by
-side with it and require the same states, moves and observations.
+The env, the batched env and the agents run :mod:`quadrat_env.games.quadrille.kernel`, whose tables
+are built from each pile's sequence of ranks; this module states the rules again, independently, as
+arithmetic on ranks (:func:`accepts`, :func:`pile_size`). No production module imports it; the tests
+play it side by side with the compiled rules and require the same states, moves and observations.
 
 Twelve piles, all empty at the start; the whole deck is the hand. A deal turns the top card of the
 hand onto the discard pile; only the discard top may be played.
@@ -28,12 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from quadrat_env.cards import ACE, FIVE, JACK, KING, QUEEN, SIX, card_code, check_pack
 from quadrat_env.core.rules import IllegalMove
+from quadrat_env.games.quadrille.rules import QuadrilleState
 
 EMPTY = -1
 DEAL = 0
@@ -41,24 +43,9 @@ NUM_PILES = 12
 CENTRE = range(0, 4)  # pile indices; move = pile + 1
 COMPASS = range(4, 8)
 CORNER = range(8, 12)
-PILE_NAMES = (
-    "centre N", "centre E", "centre S", "centre W",
-    "compass N", "compass E", "compass S", "compass W",
-    "corner NE", "corner SE", "corner SW", "corner NW",
-)  # fmt: skip
 #: Cards a pile holds when its top card has this rank, per pile kind (for counting).
 _COMPASS_DEPTH = {FIVE: 1, 3: 2, 2: 3, 1: 4, ACE: 5, KING: 6}
 _CORNER_DEPTH = {SIX: 1, 6: 2, 7: 3, 8: 4, 9: 5, JACK: 6}
-
-
-class QuadrilleState(NamedTuple):
-    #: Cards still to deal this pass, top first.
-    hand: tuple[int, ...]
-    #: The discard pile in the order dealt; the top is the last card.
-    discard: tuple[int, ...]
-    #: Top card of each of the twelve piles, ``EMPTY`` if the pile is empty.
-    piles: tuple[int, ...]
-    redeals_left: int
 
 
 def accepts(pile: int, top: int, card: int) -> bool:

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from quadrat_env.cards import card_symbol
 from quadrat_env.core.checks import whole
 from quadrat_env.core.rules import Rules
 from quadrat_env.games.quadrille import kernel as k
-from quadrat_env.games.quadrille.reference import EMPTY, NUM_PILES, PILE_NAMES, QuadrilleState
+from quadrat_env.games.quadrille.kernel import EMPTY, NUM_PILES
+
+#: Moves 1-12 put the discard top on these piles.
+PILE_NAMES = (
+    "centre N", "centre E", "centre S", "centre W",
+    "compass N", "compass E", "compass S", "compass W",
+    "corner NE", "corner SE", "corner SW", "corner NW",
+)  # fmt: skip
+
+
+class QuadrilleState(NamedTuple):
+    #: Cards still to deal this pass, top first.
+    hand: tuple[int, ...]
+    #: The discard pile in the order dealt; the top is the last card.
+    discard: tuple[int, ...]
+    #: Top card of each of the twelve piles, ``EMPTY`` if the pile is empty.
+    piles: tuple[int, ...]
+    redeals_left: int
 
 
 class QuadrilleRules(Rules[QuadrilleState]):

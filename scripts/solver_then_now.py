@@ -1,7 +1,7 @@
 """How much faster the Zudecken solver is than an earlier commit's, measured in one run.
 
-    python -m quadrat_env.experiments.solver_then_now                  # against 20c39d5, 1,000 deals
-    python -m quadrat_env.experiments.solver_then_now --commit HEAD~5 --deals 2000 --rounds 3
+    python -m scripts.solver_then_now                  # against 20c39d5, 1,000 deals
+    python -m scripts.solver_then_now --commit HEAD~5 --deals 2000 --rounds 3
 
 The earlier code is checked out into a temporary git worktree (so this needs the repository's
 history) and timed in its own process; the current code in another. Both decide the same deals,

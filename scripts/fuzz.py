@@ -1,6 +1,6 @@
 """Fuzz every ID as a hostile user would: hypothesis state machines for the single and batched envs.
 
-    python -m quadrat_env.experiments.fuzz --steps 1000000  # per ID, single and batched; minutes per ID
+    python -m scripts.fuzz --steps 1000000  # from the repository root; minutes per ID
 
 Rules interleave resets (seeds, good decks, bad decks, bad options), legal, illegal and out-of-range
 actions, copies and pickles. After every rule: a refused call changed nothing (observation, mask,
