@@ -21,13 +21,11 @@ import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.solver import Solver
 
-from quadrat_env.registry import spec_for
-
 
 def clairvoyant(env_id: str, seeds: Iterable[int]) -> list[float]:
     """1.0 for each deal the solver wins with the stock order known, else 0.0."""
     env = gym.make(env_id).unwrapped
-    solver, rows = Solver(env.game, spec_for(env_id).greedy_is_optimal), []
+    solver, rows = Solver(env.game), []
     for seed in seeds:
         env.reset(seed=seed)
         rows.append(env.game.to_row(env.state))
@@ -40,7 +38,7 @@ def one_level(env_id: str, seeds: Iterable[int], samples: int = 1024, seed: int 
         raise ValueError(f"samples must be >= 1, got {samples!r}")
     env = gym.make(env_id).unwrapped
     game = env.game
-    if spec_for(env_id).greedy_is_optimal or game.kernel.wins_after is None:
+    if game.greedy_is_optimal or game.kernel.wins_after is None:
         raise ValueError(f"{env_id}: no search to bound with (its greedy rule is optimal)")
     solver, rng = Solver(game), np.random.default_rng(seed)
     return [first_decision_value(env, *env.reset(seed=deal), solver, rng, samples) for deal in seeds]

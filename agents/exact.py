@@ -314,7 +314,7 @@ class OptimalAgent(Agent):
     def __init__(self, env_id: str, max_ranks: int = 8, **env_kwargs: object) -> None:
         from quadrat_env.agents.greedy import rules_of
 
-        from quadrat_env.games.quadrat.kernel import GROUPS
+        from quadrat_env.slots.kernel import GROUPS
 
         game = rules_of(env_id, **env_kwargs)
         if not getattr(game, "match_rank", False):

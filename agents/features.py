@@ -32,8 +32,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
-from quadrat_env.games.quadrat.kernel import GROUPS, MATCH, NUM_SLOTS, PAIR_SLOTS
 from quadrat_env.games.zudecken.rules import zudecken
+from quadrat_env.slots.kernel import GROUPS, MATCH, NUM_SLOTS, PAIR_SLOTS
 
 LAYOUT = zudecken().layout  # the observation's pieces, as the env declares them
 PACK = 52

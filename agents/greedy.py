@@ -1,6 +1,6 @@
 """The greedy agent: each game's own greedy rule, read off the legal-action mask alone.
 
-The rules live with the games (``env.unwrapped.game.greedy``):
+The rules live with the games (``rules_for(env_id).greedy``):
 
 | game      | rule                                                                          |
 |-----------|-------------------------------------------------------------------------------|
@@ -14,19 +14,17 @@ Quadrat52 about 5%, Zudecken about 5%, Quadrille about 59% (always playing is op
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.base import Agent
 
 from quadrat_env.core.rules import Rules
+from quadrat_env.registry import rules_for
 
 
-def rules_of(env_id: str, **env_kwargs: object) -> Rules:
-    """The rules object of a registered patience ID (its ``env.unwrapped.game``)."""
-    game = getattr(gym.make(env_id, **env_kwargs).unwrapped, "game", None)
-    if not isinstance(game, Rules):
-        raise ValueError(f"{env_id!r} is not a quadrat_env patience (no rules to read a greedy rule from)")
-    return game
+def rules_of(env_id: str, **rule_kwargs: object) -> Rules:
+    """The rules object of a registered patience ID (:func:`quadrat_env.registry.rules_for`; no env
+    is made)."""
+    return rules_for(env_id, **rule_kwargs)
 
 
 class GreedyAgent(Agent):

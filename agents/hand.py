@@ -13,7 +13,7 @@ import numpy as np
 from quadrat_env.agents.base import Agent, legal
 from quadrat_env.agents.greedy import rules_of
 
-from quadrat_env.games.quadrat.kernel import GROUPS, NUM_SLOTS
+from quadrat_env.slots.kernel import GROUPS, NUM_SLOTS
 
 
 class HandRuleAgent(Agent):

@@ -6,7 +6,7 @@ exact solver decide for every legal move whether that sampled deal can still be 
 move that wins in the most samples. Ties go to the game's greedy rule (Zudecken: largest group,
 then lowest action).
 
-Games whose greedy rule is optimal (``GameSpec.greedy_is_optimal``; Quadrille) need no sampling:
+Games whose greedy rule is optimal (``Rules.greedy_is_optimal``; Quadrille) need no sampling:
 the planner plays it. ``time_budget`` (seconds per decision) stops sampling early. By default
 (``adaptive=True``) sampling goes on in batches only while the two leading moves are not yet told
 apart (:func:`settled`), up to ``samples``: more samples where the decision is close.
@@ -20,8 +20,6 @@ import numpy as np
 from quadrat_env.agents.base import Agent, legal
 from quadrat_env.agents.greedy import rules_of
 from quadrat_env.agents.solver import Solver
-
-from quadrat_env.registry import spec_for
 
 #: Sampled deals solved per compiled call; the stopping rule is checked after each batch.
 BATCH = 64
@@ -49,7 +47,7 @@ class PlannerAgent(Agent):
         if not time_budget > 0:
             raise ValueError(f"time_budget must be > 0 seconds, got {time_budget!r}")
         self.env_id, self.game = env_id, rules_of(env_id)
-        self.greedy_only = spec_for(env_id).greedy_is_optimal
+        self.greedy_only = self.game.greedy_is_optimal
         self.solver = None if self.greedy_only else Solver(self.game)
         self.samples, self.time_budget, self.adaptive = samples, time_budget, adaptive
         self.rng = np.random.default_rng(seed)

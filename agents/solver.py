@@ -9,7 +9,7 @@ The line replays through ``env.reset(options={"deck": deck})`` with the ID's def
   positions it has proven lost under the game's position key. For the four-slot games the slots
   are interchangeable (any subset can form a group; a refill only decides which slot a card lands
   in), so a position is (stock position, sorted upcards).
-* Games whose greedy rule is optimal (``GameSpec.greedy_is_optimal``; Quadrille): the greedy line.
+* Games whose greedy rule is optimal (``Rules.greedy_is_optimal``; Quadrille): the greedy line.
   For Quadrille that is exact: a card can only ever go on piles of one kind, all four of a kind are
   alike, and taking it off the discard pile never hides a card (it uncovers one). So playing it now
   never removes an option a later play needs. A full search without this rule, tried as a check,
@@ -34,33 +34,32 @@ from quadrat_env.cards import parse_deck
 from quadrat_env.core.checks import at_least
 from quadrat_env.core.kernel import new_memo
 from quadrat_env.core.rules import Rules
-from quadrat_env.registry import short_names, spec_for
+from quadrat_env.registry import rules_for, short_names
 
 
 def solve(env_id: str, deck: str | Sequence[str | int], **env_kwargs: object) -> list[int] | None:
     """A winning line of actions for ``deck`` in the env ``env_id``, or ``None`` if none exists."""
-    env = gym.make(env_id, **env_kwargs).unwrapped
-    game = env.game
-    return Solver(game, spec_for(env_id).greedy_is_optimal).line(game.start(parse_deck(deck, game.pack)))
+    game = rules_for(env_id, **env_kwargs)
+    return Solver(game).line(game.start(parse_deck(deck, game.pack)))
 
 
-def solve_state(game: Rules, state: Any, greedy_is_optimal: bool = False) -> list[int] | None:
+def solve_state(game: Rules, state: Any) -> list[int] | None:
     """A winning line from any state of ``game``, or ``None``."""
-    return Solver(game, greedy_is_optimal).line(state)
+    return Solver(game).line(state)
 
 
 class Solver:
     """Decides positions of one game variant with the stock order known."""
 
-    def __init__(self, game: Rules, greedy_is_optimal: bool = False) -> None:
-        self.game, self.greedy = game, greedy_is_optimal
+    def __init__(self, game: Rules) -> None:
+        self.game, self.greedy = game, game.greedy_is_optimal
         kernel = game.kernel
-        if not greedy_is_optimal and kernel.solve_line is None:
+        if not self.greedy and kernel.solve_line is None:
             raise ValueError(f"{game.name} has no position key to search with and no optimal greedy rule")
         self.order = np.array(game.search_order, dtype=np.int64)
         self.buffer = np.zeros(game.max_moves + 1, dtype=np.int64)
         self.memo = new_memo()  # reused from deal to deal: a new deal only bumps its generation
-        if not greedy_is_optimal:  # compile (or load) the search now, not inside a timed decision
+        if not self.greedy:  # compile (or load) the search now, not inside a timed decision
             self.line(game.start(game.pack))
 
     def line(self, state: Any) -> list[int] | None:
@@ -132,7 +131,7 @@ def _main(argv: list[str] | None = None) -> int:
     if sum(x is not None for x in (args.deck, args.seed, args.deals)) != 1:
         p.error("give exactly one of: a deck, --seed, --deals")
     env = gym.make(env_id).unwrapped
-    solver = Solver(env.game, spec_for(env_id).greedy_is_optimal)
+    solver = Solver(env.game)
     if args.deals is not None:
         time_deals(env, solver, args.deals)
         return 0

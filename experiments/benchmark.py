@@ -31,7 +31,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write
-from quadrat_env.registry import env_ids, spec_for
+from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
 EVAL_SEED = seeds.BENCHMARK.start  # held-out deals: reset(seed=EVAL_SEED + i); training never seeds these
@@ -53,7 +53,7 @@ def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
 def bound_row(env_id: str, deals: range) -> dict[str, Any]:
     """The clairvoyant solver: the share of deals that can be won at all."""
     env = gym.make(env_id).unwrapped
-    solver = Solver(env.game, spec_for(env_id).greedy_is_optimal)
+    solver = Solver(env.game)
     start, wins = time.perf_counter(), 0
     for seed in deals:
         env.reset(seed=seed)

@@ -1,23 +1,25 @@
 """The registry of games: each game's facts, reached by env ID (OpenSpiel's ``GameType`` role).
 
 Code outside a game's folder never asks for a game by name or type; it asks the registry for the
-game's :class:`GameSpec`, or the env for its rules (``env.unwrapped.game``). A new patience joins
-through :func:`register_game`, which also registers its IDs with Gymnasium::
+game's :class:`GameSpec`, and for an ID's rules with :func:`rules_for` (no env is made). A new
+patience joins through :func:`register_game`, which also registers its IDs with Gymnasium::
 
-    register_game(GameSpec(name="Toy", env_class=ToyEnv, vector_env_class=ToyVectorEnv,
-                           ids={"toy/Toy-v0": {}}, max_episode_steps=100))
+    register_game(GameSpec(name="Toy", rules=toy_rules, env_class=ToyEnv,
+                           vector_env_class=ToyVectorEnv, ids={"toy/Toy-v0": {}},
+                           max_episode_steps=100))
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
 from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.rules import Rules
 from quadrat_env.core.vector import PatienceVectorEnv
 
 
@@ -27,20 +29,21 @@ class GameSpec:
 
     #: Short name, e.g. ``"Zudecken"``.
     name: str
+    #: The rules of a variant from its kwargs (the game's rule kwargs, e.g. ``n_cards``), the same
+    #: rules the env of those kwargs plays.
+    rules: Callable[..., Rules[Any]]
     #: The single env (its docstring is the spec) and the batched env.
     env_class: type[PatienceEnv]
     vector_env_class: type[PatienceVectorEnv]
-    #: Registered IDs and the kwargs each passes to ``env_class``.
+    #: Registered IDs and the kwargs each passes to ``env_class`` (and to ``rules``).
     ids: Mapping[str, Mapping[str, Any]]
     max_episode_steps: int
-    #: The greedy rule is optimal: the solver and the planner play it instead of searching.
-    greedy_is_optimal: bool = False
-    #: One line for tables, e.g. ``"Zudecken, 52 cards"`` per ID (default: the game's name).
-    titles: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.ids:
             raise ValueError(f"game {self.name!r} registers no env ID")
+        if not callable(self.rules):
+            raise TypeError(f"game {self.name!r}: rules must be callable (kwargs -> Rules)")
         if not (isinstance(self.env_class, type) and issubclass(self.env_class, PatienceEnv)):
             raise TypeError(f"game {self.name!r}: env_class must subclass PatienceEnv")
         vec = self.vector_env_class
@@ -94,6 +97,21 @@ def spec_for(env_id: str) -> GameSpec:
     if key not in _GAMES:
         raise ValueError(f"{env_id!r} is not a registered patience; known IDs: {list(_GAMES)}")
     return _GAMES[key]
+
+
+def rules_for(env_id: str, **kwargs: Any) -> Rules[Any]:
+    """The rules of ``env_id`` (with its registered kwargs, updated by ``kwargs``), without an env:
+    what ``gym.make(env_id, **kwargs).unwrapped.game`` holds. Env-only kwargs (``render_mode``,
+    ``reward_mode``, ...) are not rule kwargs; unknown ones raise ``ValueError``."""
+    spec = spec_for(env_id)
+    key = env_id.split(":", 1)[-1]
+    try:
+        game = spec.rules(**{**spec.ids[key], **kwargs})
+    except TypeError as err:  # an unknown keyword
+        raise ValueError(f"{env_id}: {err}") from None
+    if not isinstance(game, Rules):
+        raise TypeError(f"game {spec.name!r}: rules() returned {type(game).__name__}, not Rules")
+    return game
 
 
 def short_name(env_id: str) -> str:

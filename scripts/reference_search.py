@@ -2,7 +2,7 @@
 
     python -m scripts.reference_search Zudecken --deals 200    # from the repository root
 
-:class:`ReferenceSearch` runs over the tests' reference rules (``games/quadrat/reference.py``), so it
+:class:`ReferenceSearch` runs over the tests' reference rules (``slots/reference.py``), so it
 shares no code with the compiled search: the tests use it as the oracle of the compiled search, and
 this command times the two and checks that they decide every deal alike (four-slot games).
 """
@@ -20,8 +20,8 @@ from quadrat_env.agents.solver import Solver, time_deals
 
 import quadrat_env  # noqa: F401  (registers the games)
 from quadrat_env.core.checks import at_least
-from quadrat_env.games.quadrat.reference import SlotGame
 from quadrat_env.registry import short_names
+from quadrat_env.slots.reference import SlotGame
 
 
 class ReferenceSearch:

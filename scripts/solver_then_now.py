@@ -43,10 +43,9 @@ print(wins, best)
 _NOW = """
 import time, numpy as np, gymnasium as gym, quadrat_env
 from quadrat_env.agents.solver import Solver, deal_rows
-from quadrat_env.registry import spec_for
 env = gym.make("{env_id}").unwrapped
 rows = deal_rows(env, range({deals}))
-solver = Solver(env.game, spec_for("{env_id}").greedy_is_optimal)
+solver = Solver(env.game)
 solver.winnable(rows[:1])
 best = float("inf")
 for _ in range(5):

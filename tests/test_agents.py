@@ -65,7 +65,7 @@ def test_predict_refuses_missing_or_empty_masks():
         agent.predict(np.zeros(269))
     with pytest.raises(ValueError, match="allows no action"):
         agent.predict(np.zeros(269), action_masks=np.zeros(12))
-    with pytest.raises(ValueError, match="not a quadrat_env patience"):
+    with pytest.raises(ValueError, match="not a registered patience"):
         GreedyAgent("CartPole-v1")
 
 

@@ -100,7 +100,7 @@ def slots_to_mask(slots) -> int:  # noqa: ANN001
 def test_the_solvers_rules_are_the_envs(win, cover):
     """Random play on the env; at each step the solver's coverable groups are the env's legal
     moves, the refill is the right number of unseen cards, and the outcome is the env's."""
-    from quadrat_env.games.quadrat.kernel import GROUPS
+    from quadrat_env.slots.kernel import GROUPS
 
     env = gym.make("quadrat_env/Zudecken-v0", win=win, cover=cover).unwrapped
     solver = ExactSolver(13, win, cover)
@@ -172,7 +172,7 @@ def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
             table = frozenset(card(c) for c in state.slots if c >= 0)
             unseen = frozenset(card(c) for c in state.deck[state.next :])
             values = agent.action_values(obs, info["action_mask"])
-            from quadrat_env.games.quadrat.kernel import GROUPS
+            from quadrat_env.slots.kernel import GROUPS
 
             for a, v in values.items():
                 group = frozenset(card(state.slots[i]) for i in GROUPS[a])

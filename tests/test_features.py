@@ -22,8 +22,8 @@ from quadrat_env.agents.features import (  # noqa: E402
 )
 from quadrat_env.agents.solver import Solver  # noqa: E402
 
-from quadrat_env.games.quadrat import reference  # noqa: E402
-from quadrat_env.games.quadrat.kernel import EMPTY, GROUPS  # noqa: E402
+from quadrat_env.slots import reference  # noqa: E402
+from quadrat_env.slots.kernel import EMPTY, GROUPS  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 

@@ -131,6 +131,22 @@ def test_a_table_from_another_module_is_part_of_the_cache_key(tmp_path):
         assert value() == str(n)
 
 
+def test_code_moved_unchanged_to_another_module_gets_another_fingerprint():
+    """Cached compiled code names the modules of what it calls: after the rules moved to another
+    module (unchanged), the old entry fails to load (a warning on every run), so the key changes."""
+    import types
+
+    from quadrat_env.core.jit import fingerprint
+
+    def rule():
+        return 41
+
+    moved = types.FunctionType(rule.__code__, {**rule.__globals__, "__name__": "elsewhere"}, "rule")
+    moved.__qualname__ = rule.__qualname__
+    assert moved.__module__ == "elsewhere" and moved.__code__ is rule.__code__
+    assert fingerprint(moved) != fingerprint(rule)
+
+
 def test_an_install_of_pyc_files_only_plays_the_same(tmp_path, healthy):
     """No source files (``compileall -b``, sources deleted): no cache can be keyed to them, so the
     rules compile in memory, with one warning, and play as before."""

@@ -193,8 +193,8 @@ class TripletVectorEnv(PatienceVectorEnv):
 
 # -- 4. one call registers it (here for this module's tests only, so that the toy ID does not
 # join every later ID listing of the test session) ------------------------------------------------
-SPEC = GameSpec(name="Triplet", env_class=TripletEnv, vector_env_class=TripletVectorEnv, ids={TOY: {}},
-                max_episode_steps=100)  # fmt: skip
+SPEC = GameSpec(name="Triplet", rules=TripletRules, env_class=TripletEnv, vector_env_class=TripletVectorEnv,
+                ids={TOY: {}}, max_episode_steps=100)  # fmt: skip
 
 
 @pytest.fixture(scope="module", autouse=True)

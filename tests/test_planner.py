@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from quadrat_env.agents.planner import PlannerAgent, settled
 
-from quadrat_env.games.quadrat.kernel import EMPTY
+from quadrat_env.slots.kernel import EMPTY
 
 ZU = "quadrat_env/Zudecken-v0"
 

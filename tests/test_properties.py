@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from quadrat_env import IllegalMove
 from quadrat_env.cards import FULL_PACK, SKAT_PACK
-from quadrat_env.games.quadrat.reference import EMPTY, GROUPS, quadrat, zudecken
 from quadrat_env.games.quadrille.reference import EMPTY as NO_CARD
 from quadrat_env.games.quadrille.reference import QuadrilleGame
+from quadrat_env.slots.reference import EMPTY, GROUPS, quadrat, zudecken
 
 SLOT_GAMES = {"Quadrat": quadrat(32), "Quadrat52": quadrat(52), "Zudecken": zudecken(),
               "ZudeckenPairs": zudecken(cover="pairs")}  # fmt: skip

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import quadrat_env
-from quadrat_env.games.quadrat import reference as slots_ref
 from quadrat_env.games.quadrille import reference as quadrille_ref
+from quadrat_env.slots import reference as slots_ref
 
 
 def reference_for(env):

@@ -13,7 +13,7 @@ import quadrat_env
 from quadrat_env import GameSpec, register_game, spec_for
 from quadrat_env.core.layout import Layout
 from quadrat_env.games.zudecken import SPEC as ZUDECKEN
-from quadrat_env.registry import short_names
+from quadrat_env.registry import rules_for, short_names
 
 
 def test_every_id_is_reached_through_its_spec():
@@ -21,6 +21,7 @@ def test_every_id_is_reached_through_its_spec():
         spec = spec_for(env_id)
         env = gym.make(env_id).unwrapped
         assert isinstance(env, spec.env_class) and env_id in spec.ids
+        assert rules_for(env_id) == env.game  # the same rules, without making an env
         assert gym.spec(env_id).max_episode_steps == spec.max_episode_steps
     assert spec_for("quadrat_env:quadrat_env/Zudecken-v0") is ZUDECKEN
     assert short_names()["Quadrat52"] == "quadrat_env/Quadrat52-v0"
@@ -30,15 +31,18 @@ def test_every_id_is_reached_through_its_spec():
 
 def test_bad_registrations_are_refused():
     with pytest.raises(ValueError, match="already registered by game 'Zudecken'"):
-        register_game(GameSpec(name="Copy", env_class=ZUDECKEN.env_class,
+        register_game(GameSpec(name="Copy", rules=ZUDECKEN.rules, env_class=ZUDECKEN.env_class,
                                vector_env_class=ZUDECKEN.vector_env_class,
                                ids={"quadrat_env/Zudecken-v0": {}}, max_episode_steps=5))  # fmt: skip
     with pytest.raises(TypeError, match="env_class must subclass PatienceEnv"):
-        GameSpec(name="X", env_class=dict, vector_env_class=ZUDECKEN.vector_env_class, ids={"x/X-v0": {}},
-                 max_episode_steps=5)  # fmt: skip
+        GameSpec(name="X", rules=ZUDECKEN.rules, env_class=dict, vector_env_class=ZUDECKEN.vector_env_class,
+                 ids={"x/X-v0": {}}, max_episode_steps=5)  # fmt: skip
     with pytest.raises(ValueError, match="no env ID"):
-        GameSpec(name="X", env_class=ZUDECKEN.env_class, vector_env_class=ZUDECKEN.vector_env_class, ids={},
-                 max_episode_steps=5)  # fmt: skip
+        GameSpec(name="X", rules=ZUDECKEN.rules, env_class=ZUDECKEN.env_class,
+                 vector_env_class=ZUDECKEN.vector_env_class, ids={}, max_episode_steps=5)  # fmt: skip
+    with pytest.raises(TypeError, match="rules must be callable"):
+        GameSpec(name="X", rules=None, env_class=ZUDECKEN.env_class,
+                 vector_env_class=ZUDECKEN.vector_env_class, ids={"x/X-v0": {}}, max_episode_steps=5)  # fmt: skip
 
 
 def test_layout_pieces_are_contiguous_and_named():
@@ -81,3 +85,15 @@ def test_gym_make_max_episode_steps_is_the_limit_that_truncates(limit):
         "quadrat_env/Zudecken-v0", num_envs=2, vectorization_mode="vector_entry_point", **kwargs
     )
     assert vec.unwrapped.max_episode_steps == expected
+
+
+def test_rules_for_takes_rule_kwargs_and_names_unknown_ones():
+    assert rules_for("quadrat_env/Zudecken-v0", cover="pairs") == gym.make(
+        "quadrat_env/Zudecken-v0", cover="pairs").unwrapped.game  # fmt: skip
+    assert rules_for("quadrat_env/Quadrat52-v0").pack_size == 52
+    assert rules_for("quadrat_env/Quadrille-v0").greedy_is_optimal
+    assert not rules_for("quadrat_env/Zudecken-v0").greedy_is_optimal
+    with pytest.raises(ValueError, match="render_mode"):  # an env kwarg, not a rule kwarg
+        rules_for("quadrat_env/Zudecken-v0", render_mode="ansi")
+    with pytest.raises(ValueError, match="not a registered patience"):
+        rules_for("CartPole-v1")

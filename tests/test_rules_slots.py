@@ -7,7 +7,7 @@ from conftest import deck_starting, play_out
 
 from quadrat_env import IllegalMove
 from quadrat_env.cards import SKAT_PACK, format_cards, parse_card, parse_deck
-from quadrat_env.games.quadrat.reference import EMPTY, SlotState, quadrat, zudecken
+from quadrat_env.slots.reference import EMPTY, SlotState, quadrat, zudecken
 
 Q32, Q52, ZU = quadrat(32), quadrat(52), zudecken()
 

@@ -92,7 +92,7 @@ def test_quadrille_solver_matches_always_play_and_no_deferring_policy_beats_it()
     for seed in range(150):
         env.reset(seed=seed)
         always = game.is_won(play_from(game, env.state, always_play))
-        assert always == (solve_state(game, env.state, greedy_is_optimal=True) is not None)
+        assert always == (solve_state(game, env.state) is not None)
         for eps in (0.05, 0.2):  # deal instead of playing now and then
 
             def defer(moves, eps=eps):
@@ -167,10 +167,9 @@ def test_a_memo_shared_across_deals_gives_each_deal_its_own_answer():
 @pytest.mark.parametrize("env_id", ["quadrat_env/Zudecken-v0", "quadrat_env/Quadrat-v0",
                                     "quadrat_env/Quadrille-v0"])
 def test_winnable_decides_many_deals_as_line_does_one_by_one(env_id):
-    from quadrat_env.registry import spec_for
 
     env = gym.make(env_id).unwrapped
-    solver, rows = Solver(env.game, spec_for(env_id).greedy_is_optimal), []
+    solver, rows = Solver(env.game), []
     for seed in range(120):
         env.reset(seed=seed)
         rows.append(env.game.to_row(env.state))

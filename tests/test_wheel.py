@@ -84,6 +84,18 @@ def test_the_wheel_claims_only_quadrat_env(wheel):
         assert shipped in names
 
 
+def test_the_wheel_holds_every_package_of_the_repository(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    code = {p.parent for d in ("quadrat_env", "agents", "experiments") for p in (ROOT / d).rglob("*.py")}
+    folders = [p.parent for d in ("quadrat_env", "agents", "experiments") for p in (ROOT / d).rglob("__init__.py")]
+    assert set(folders) == code  # a folder of code without __init__.py would not be found
+    for folder in folders:
+        rel = folder.relative_to(ROOT).as_posix()
+        installed = rel if rel.startswith("quadrat_env") else f"quadrat_env/{rel}"
+        assert f"{installed}/__init__.py" in names, rel
+    assert not any(n.startswith(("scripts/", "tests/", "quadrat_env/scripts/")) for n in names)
+
+
 def test_installed_wheel_benchmarks_and_trains_beside_the_users_packages(wheel, user_folder, tmp_path):
     python = fresh_venv(tmp_path / "venv", wheel)
     assert "ok" in run(python, ["-c", SMOKE], user_folder)

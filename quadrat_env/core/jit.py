@@ -12,9 +12,10 @@ can go stale. :func:`jit` attaches :class:`SafeCache` instead, which
 * falls back to compiling in memory, with one warning naming ``NUMBA_CACHE_DIR``, when no cache
   folder can be had or a cache file cannot be read or written (a damaged index is removed so the
   next run rewrites it);
-* keys every compiled function by a fingerprint of its bytecode, its constants and every global
-  it reads, followed into the compiled functions it calls (:func:`fingerprint`): any change to
-  what is compiled in, from whichever module, selects a fresh cache entry.
+* keys every compiled function by a fingerprint of its module and name, its bytecode, its constants
+  and every global it reads, followed into the compiled functions it calls (:func:`fingerprint`):
+  any change to what is compiled in, from whichever module, or a move of the code to another
+  module, selects a fresh cache entry.
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ def _fingerprint(fn: Any, memo: dict[int, str]) -> str:
         return memo[id(fn)]
     memo[id(fn)] = "recursive"
     h = hashlib.sha256()
+    # where it lives too: compiled code loaded from the cache names its callees' modules, so code
+    # moved unchanged to another module must not find the old entry
+    h.update(f"{fn.__module__}.{fn.__qualname__}".encode())
     code = fn.__code__
     names = _code_names(code)
     h.update(_code_bytes(code))

@@ -7,6 +7,7 @@ their own.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -66,3 +67,8 @@ class Layout:
 
     def __repr__(self) -> str:
         return f"Layout({', '.join(f'{p.name}[{p.start}:{p.start + p.size}]' for p in self.pieces)})"
+
+
+def indent(table: str) -> str:
+    """A table indented to sit in an env docstring (whose body is indented four spaces)."""
+    return textwrap.indent(table, "    ")

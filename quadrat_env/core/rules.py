@@ -42,6 +42,9 @@ class Rules(Generic[S]):
     #: For the solver: the order in which moves are tried, and an upper bound on a game's moves.
     search_order: tuple[int, ...] = ()
     max_moves: int = 0
+    #: The greedy rule is optimal: the solver and the planner play it instead of searching (and
+    #: the game needs no position ``key`` or ``determinize``).
+    greedy_is_optimal: ClassVar[bool] = False
 
     # -- what a game supplies ------------------------------------------------------------------
     def to_row(self, state: S) -> np.ndarray:

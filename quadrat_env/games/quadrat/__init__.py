@@ -1,17 +1,17 @@
 """Quadrat (32-card Skat pack, and 52 cards): lay off pairs of one suit."""
 
 from quadrat_env.games.quadrat.env import QuadratEnv, QuadratVectorEnv
-from quadrat_env.games.quadrat.rules import SlotRules, SlotState, quadrat
+from quadrat_env.games.quadrat.rules import quadrat
 from quadrat_env.registry import GameSpec, register_game
+from quadrat_env.slots.rules import SlotRules, SlotState
 
 SPEC = GameSpec(
     name="Quadrat",
+    rules=quadrat,
     env_class=QuadratEnv,
     vector_env_class=QuadratVectorEnv,
     ids={"quadrat_env/Quadrat-v0": {"n_cards": 32}, "quadrat_env/Quadrat52-v0": {"n_cards": 52}},
     max_episode_steps=200,
-    titles={"quadrat_env/Quadrat-v0": "Quadrat, 32-card Skat pack",
-            "quadrat_env/Quadrat52-v0": "Quadrat, 52 cards"},
 )
 register_game(SPEC)
 

@@ -2,32 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
-from typing import Any, ClassVar
+from typing import Any
 
-import numpy as np
-
-from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.layout import indent
 from quadrat_env.core.vector import PatienceVectorEnv
-from quadrat_env.games.quadrat.picture import slots_frame, slots_text
-from quadrat_env.games.quadrat.rules import SlotState, quadrat, slot_layout
-
-
-def indent(table: str) -> str:
-    return textwrap.indent(table, "    ")
-
-
-class SlotEnv(PatienceEnv):
-    """What the Quadrat and Zudecken envs share: pictures with the upcards in ``rows`` rows."""
-
-    rows: ClassVar[int] = 1
-
-    def draw_text(self, state: SlotState) -> str:
-        return slots_text(self.game.name, state, rows=self.rows)
-
-    def draw_rgb(self, state: SlotState) -> np.ndarray:
-        return slots_frame(self.game.name, state, rows=self.rows)
-
+from quadrat_env.games.quadrat.rules import quadrat
+from quadrat_env.slots.env import SlotEnv
+from quadrat_env.slots.rules import slot_layout
 
 _DOC = """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until the stock is used up.
 

@@ -6,12 +6,11 @@ from quadrat_env.registry import GameSpec, register_game
 
 SPEC = GameSpec(
     name="Quadrille",
+    rules=QuadrilleRules,
     env_class=QuadrilleEnv,
     vector_env_class=QuadrilleVectorEnv,
     ids={"quadrat_env/Quadrille-v0": {}},
     max_episode_steps=1000,
-    greedy_is_optimal=True,  # a card fits one kind of pile, and playing it never covers anything
-    titles={"quadrat_env/Quadrille-v0": "Quadrille / Captive Queens"},
 )
 register_game(SPEC)
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from quadrat_env.core.env import PatienceEnv
+from quadrat_env.core.layout import indent
 from quadrat_env.core.vector import PatienceVectorEnv
-from quadrat_env.games.quadrat.env import indent
 from quadrat_env.games.quadrille.kernel import LAYOUT
 from quadrat_env.games.quadrille.picture import quadrille_frame, quadrille_text
 from quadrat_env.games.quadrille.rules import QuadrilleRules, QuadrilleState

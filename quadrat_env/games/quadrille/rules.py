@@ -36,6 +36,8 @@ class QuadrilleRules(Rules[QuadrilleState]):
     layout = k.LAYOUT
     name = "Quadrille"
     pack_size = k.PACK
+    # A card fits one kind of pile only, and playing it never covers anything.
+    greedy_is_optimal = True
     num_moves = 1 + NUM_PILES
 
     def __init__(self, redeals: int = 2) -> None:

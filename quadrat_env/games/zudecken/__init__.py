@@ -6,12 +6,11 @@ from quadrat_env.registry import GameSpec, register_game
 
 SPEC = GameSpec(
     name="Zudecken",
+    rules=zudecken,
     env_class=ZudeckenEnv,
     vector_env_class=ZudeckenVectorEnv,
     ids={"quadrat_env/Zudecken-v0": {}, "quadrat_env/Zudecken32-v0": {"n_cards": 32}},
     max_episode_steps=200,
-    titles={"quadrat_env/Zudecken-v0": "Zudecken, 52 cards",
-            "quadrat_env/Zudecken32-v0": "Zudecken, 32-card Skat pack"},  # fmt: skip
 )
 register_game(SPEC)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from quadrat_env.core.layout import indent
 from quadrat_env.core.vector import PatienceVectorEnv
-from quadrat_env.games.quadrat.env import SlotEnv, indent
-from quadrat_env.games.quadrat.rules import slot_layout
 from quadrat_env.games.zudecken.rules import zudecken
+from quadrat_env.slots.env import SlotEnv
+from quadrat_env.slots.rules import slot_layout
 
 _DOC = """Zudecken: cover groups of upcards that match in suit or rank until every card is gone.
 

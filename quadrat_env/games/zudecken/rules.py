@@ -6,8 +6,8 @@ import numpy as np
 
 from quadrat_env.cards import PACKS
 from quadrat_env.core.checks import whole
-from quadrat_env.games.quadrat.kernel import GROUPS
-from quadrat_env.games.quadrat.rules import SlotRules
+from quadrat_env.slots.kernel import GROUPS
+from quadrat_env.slots.rules import SlotRules
 
 WINS = ("cleared", "dealt")
 COVERS = ("groups", "pairs")

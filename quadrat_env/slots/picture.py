@@ -6,8 +6,8 @@ import numpy as np
 
 from quadrat_env.cards import card_symbol
 from quadrat_env.core.render import CARD_H, CARD_W, GAP, MARGIN, TITLE, back, canvas, card, empty
-from quadrat_env.games.quadrat.kernel import EMPTY, NUM_SLOTS
-from quadrat_env.games.quadrat.rules import SlotState
+from quadrat_env.slots.kernel import EMPTY, NUM_SLOTS
+from quadrat_env.slots.rules import SlotState
 
 
 def slots_text(name: str, state: SlotState, rows: int) -> str:

@@ -1,10 +1,10 @@
 """The readable reference rules of Quadrat and Zudecken, the test oracle of the compiled rules.
 
-The env, the batched env, the solver and the planner run :mod:`quadrat_env.games.quadrat.kernel`;
+The env, the batched env, the solver and the planner run :mod:`quadrat_env.slots.kernel`;
 the tests play this module side by side with it and require the same states, moves and
 observations. Four upcards over a stock; a move takes away a group of matching upcards.
 
-Both games share this engine; how they differ is tabled in :mod:`quadrat_env.games.quadrat.rules`.
+Both games share this engine; how they differ is tabled in :mod:`quadrat_env.slots.rules`.
 
 Each upcard taken away receives the next stock card, slots in ascending order; once the stock is
 used up the slot stays empty.
@@ -20,8 +20,8 @@ import numpy as np
 
 from quadrat_env.cards import PACKS, check_pack, format_cards
 from quadrat_env.core.rules import IllegalMove
-from quadrat_env.games.quadrat.kernel import EMPTY, GROUPS, MOVES_UP_TO, NUM_PAIRS
-from quadrat_env.games.quadrat.rules import SlotState
+from quadrat_env.slots.kernel import EMPTY, GROUPS, MOVES_UP_TO, NUM_PAIRS
+from quadrat_env.slots.rules import SlotState
 
 _PAIR_SLOTS = GROUPS[:NUM_PAIRS]
 _GROUP_BITS = tuple((g, sum(1 << i for i in g)) for g in GROUPS)

@@ -1,0 +1,1 @@
+"""What every game shares: the env adapters, the compiled-loop builder, rules verbs, layouts, checks."""
