@@ -42,7 +42,8 @@ def test_bad_registrations_are_refused():
                  vector_env_class=ZUDECKEN.vector_env_class, ids={}, max_episode_steps=5)  # fmt: skip
     with pytest.raises(TypeError, match="rules must be callable"):
         GameSpec(name="X", rules=None, env_class=ZUDECKEN.env_class,
-                 vector_env_class=ZUDECKEN.vector_env_class, ids={"x/X-v0": {}}, max_episode_steps=5)  # fmt: skip
+                 vector_env_class=ZUDECKEN.vector_env_class, ids={"x/X-v0": {}},
+                 max_episode_steps=5)  # fmt: skip
 
 
 def test_layout_pieces_are_contiguous_and_named():

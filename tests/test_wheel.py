@@ -86,8 +86,9 @@ def test_the_wheel_claims_only_quadrat_env(wheel):
 
 def test_the_wheel_holds_every_package_of_the_repository(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    code = {p.parent for d in ("quadrat_env", "agents", "experiments") for p in (ROOT / d).rglob("*.py")}
-    folders = [p.parent for d in ("quadrat_env", "agents", "experiments") for p in (ROOT / d).rglob("__init__.py")]
+    tops = [ROOT / d for d in ("quadrat_env", "agents", "experiments")]
+    code = {p.parent for top in tops for p in top.rglob("*.py")}
+    folders = [p.parent for top in tops for p in top.rglob("__init__.py")]
     assert set(folders) == code  # a folder of code without __init__.py would not be found
     for folder in folders:
         rel = folder.relative_to(ROOT).as_posix()
