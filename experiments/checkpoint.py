@@ -168,18 +168,19 @@ def snapshot(model: Any, callbacks: list[Any], run_dir: Path) -> tuple[dict[str,
 
 
 # -- imitation runs (experiments/imitate.py) ------------------------------------------------------
-def save_imitation(path: Path, model: Any, config: dict[str, Any], rounds: list[dict[str, Any]], best: float,
+def save_imitation(path: Path, model: Any, settings: Any, rounds: list[dict[str, Any]], best: float,
                    next_round: int, next_epoch: int) -> None:  # fmt: skip
     """After a validation: the network's weights and where the run goes on (its round's labels are
     already in ``labels/``; the optimiser starts afresh at every fit, so it holds no state)."""
     arrays = {f"policy/{k}": v.detach().cpu().numpy() for k, v in model.policy.state_dict().items()}
     meta = {"rounds": rounds, "best": best, "round": next_round, "epoch": next_epoch,
-            "labels_made": config.get("labels_made")}  # fmt: skip
+            "labels_made": settings.labels_made}  # fmt: skip
     save(path, meta, arrays)
 
 
-def resume_imitation(path: Path, model: Any, config: dict[str, Any]) -> dict[str, Any]:
-    """Load :func:`save_imitation`'s checkpoint into ``model``; its meta (round, epoch, ...)."""
+def resume_imitation(path: Path, model: Any, settings: Any) -> dict[str, Any]:
+    """Load :func:`save_imitation`'s checkpoint into ``model`` (and ``settings.labels_made``); its
+    meta (round, epoch, ...)."""
     import torch
 
     meta, arrays = load(path)
@@ -187,5 +188,5 @@ def resume_imitation(path: Path, model: Any, config: dict[str, Any]) -> dict[str
     state = {k[len(prefix) :]: torch.from_numpy(v.copy()) for k, v in arrays.items() if k.startswith(prefix)}
     model.policy.load_state_dict(state)
     if meta.get("labels_made") is not None:
-        config["labels_made"] = meta["labels_made"]
+        settings.labels_made = meta["labels_made"]
     return meta

@@ -24,13 +24,14 @@ FIELDS = ("steps", "seconds", "deals", "win_rate", "ci_low", "ci_high", "illegal
 
 
 class CurveCallback(BaseCallback):
-    """Evaluate every ``config["eval_every"]`` steps (and at the end); append to ``path``."""
+    """Evaluate every ``settings.eval_every`` steps (and at the end); append to ``path``
+    (``settings``: a run's :class:`~quadrat_env.experiments.train.Settings`)."""
 
-    def __init__(self, config: dict[str, Any], path: Path, write: bool = True) -> None:
+    def __init__(self, settings: Any, path: Path, write: bool = True) -> None:
         super().__init__()
-        self.env_id, self.every = config["env_id"], int(config["eval_every"])
-        self.deals = seeds.VALIDATION.take(int(config.get("eval_deals", 2000)))
-        self.masked, self.observes_mask = config["algo"] == "maskable_ppo", bool(config.get("observe_mask"))
+        self.env_id, self.every = settings.env_id, int(settings.eval_every)
+        self.deals = seeds.VALIDATION.take(int(settings.eval_deals))
+        self.masked, self.observes_mask = settings.algo == "maskable_ppo", bool(settings.observe_mask)
         self.path, self.next_at, self.start = path, 0, time.perf_counter()
         self.rows: list[tuple] = [FIELDS]
         self.final_point = True  # a run stopped at a checkpoint gets no end-of-run point

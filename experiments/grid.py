@@ -45,13 +45,13 @@ def config_for(env_id: str, algo: str, seed: int, timesteps: int | None = None,
 
 def run_one(config: dict[str, Any]) -> dict[str, Any]:
     """Train one run in a scratch folder; return its summary and files (path -> bytes)."""
-    from quadrat_env.experiments.train import train
+    from quadrat_env.experiments.train import Settings, train
 
     import quadrat_env  # noqa: F401  (registers the IDs in a fresh worker)
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        summary = train(config, folder, progress=False, threads=1)
+        summary = train(Settings.from_config(config), folder, progress=False, threads=1)
         files = {str(f.relative_to(folder)): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
     return {"summary": summary, "files": files}
 

@@ -122,13 +122,13 @@ def ppo_steps(env_id: str, algo: str, timesteps: int, overrides: dict[str, Any])
     """Training steps/s of ``algo`` on ``env_id``: the YAML's config, with ``overrides``."""
     import tempfile
 
-    from quadrat_env.experiments.train import load_hyperparams, train
+    from quadrat_env.experiments.train import Settings, load_hyperparams, train
 
     config = {"env_id": env_id, "algo": algo, "seed": 0, **load_hyperparams(algo, env_id), **overrides}
     # at least two rollouts, so the measurement includes the learner's updates
     config["n_timesteps"] = max(timesteps, 2 * config["n_envs"] * config["n_steps"])
     with tempfile.TemporaryDirectory() as tmp:
-        return float(train(config, Path(tmp), progress=False)["steps_per_second"])
+        return float(train(Settings.from_config(config), Path(tmp), progress=False)["steps_per_second"])
 
 
 def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, Any]:

@@ -27,6 +27,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +43,6 @@ from quadrat_env.registry import short_name as env_name
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
-EVAL_KEYS = ("eval_every", "eval_deals")
-RUN_KEYS = ("n_timesteps", "n_envs", "env_kwargs", "policy", "init", "init_logit_scale", "vec_env",
-            "observe_mask", "features")
 VEC_ENVS = ("dummy", "native")
 
 
@@ -58,8 +57,64 @@ def load_hyperparams(algo: str, env_id: str, path: Path | None = None) -> dict[s
     return dict(table[env_id])
 
 
-def resolve(args: argparse.Namespace) -> dict[str, Any]:
-    """The full config of a run: YAML entry, then command-line overrides."""
+@dataclass
+class Settings:
+    """One training run, typed: the run's own settings, and the algorithm's keyword arguments
+    (``algo_kwargs``: everything else the YAML entry gives, passed to SB3 as they are). The run
+    folder's ``config.yml`` is :meth:`config`, flat and in the YAML's order, as rl-zoo3 writes it."""
+
+    env_id: str
+    algo: str
+    seed: int
+    n_timesteps: int
+    n_envs: int
+    policy: str = "MlpPolicy"
+    #: "dummy": SB3's DummyVecEnv over gym.make envs; "native": the batched env (quadrat_env.sb3).
+    vec_env: str = "dummy"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: A features extractor by name (``agents.features.NAMES``); the policy sees the mask (plain PPO).
+    features: str | None = None
+    observe_mask: bool = False
+    #: Start from this saved model's policy, its action head scaled by ``init_logit_scale``.
+    init: str | None = None
+    init_logit_scale: float = 1.0
+    #: A learning curve: ``eval_deals`` validation deals every ``eval_every`` steps.
+    eval_every: int | None = None
+    eval_deals: int = 2000
+    algo_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The flat config's keys in their order (what :meth:`config` writes back).
+    keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Settings:
+        """The settings of a flat config (``env_id``, ``algo``, ``seed`` and a YAML entry's keys)."""
+        own = {f.name for f in fields(cls)} - {"algo_kwargs", "keys"}
+        missing = [k for k in ("env_id", "algo", "seed", "n_timesteps", "n_envs") if k not in config]
+        if missing:
+            raise ValueError(f"the config lacks {', '.join(missing)}")
+        algo_kwargs = {k: v for k, v in config.items() if k not in own}
+        settings = cls(**{k: v for k, v in config.items() if k in own}, algo_kwargs=algo_kwargs,
+                       keys=tuple(config))  # fmt: skip
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        scale = self.init_logit_scale
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+            raise ValueError(f"init_logit_scale must be a number > 0, got {scale!r}")
+        if self.vec_env not in VEC_ENVS:
+            raise ValueError(f"vec_env must be one of {list(VEC_ENVS)}, got {self.vec_env!r}")
+        for name in ("n_timesteps", "n_envs"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), int):
+                raise ValueError(f"{name} must be a whole number, got {getattr(self, name)!r}")
+
+    def config(self) -> dict[str, Any]:
+        values = {**asdict(self), **self.algo_kwargs}
+        return {k: values[k] for k in self.keys}
+
+
+def resolve(args: argparse.Namespace) -> Settings:
+    """The settings of a run: its YAML entry, then the command line's overrides."""
     hp = load_hyperparams(args.algo, args.env, args.hyperparams)
     if args.timesteps is not None:
         hp["n_timesteps"] = args.timesteps
@@ -73,13 +128,10 @@ def resolve(args: argparse.Namespace) -> dict[str, Any]:
         if not args.init.is_file():
             raise ValueError(f"--init {args.init}: no such model file")
         hp["init"] = str(args.init)
-    scale = hp.get("init_logit_scale", 1.0)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
-        raise ValueError(f"init_logit_scale must be a number > 0, got {scale!r}")
-    return {"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp}
+    return Settings.from_config({"env_id": args.env, "algo": args.algo, "seed": args.seed, **hp})
 
 
-def train(config: dict[str, Any], run_dir: Path, progress: bool = True, threads: int | None = None,
+def train(settings: Settings, run_dir: Path, progress: bool = True, threads: int | None = None,
           resume: bool = False, checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
     """Train (or with ``resume``, continue from ``run_dir/checkpoint.npz``). Returns the summary, or
     ``{"interrupted": signal number, "steps": ...}`` when SIGINT or SIGTERM stopped it at a checkpoint."""
@@ -88,32 +140,32 @@ def train(config: dict[str, Any], run_dir: Path, progress: bool = True, threads:
     # small batches: one thread beats two fighting over 2 cores; big batches gain from every core
     # (Zudecken MaskablePPO, 1,024 envs x 16, batch 4,096: 18k steps/s on one thread, 24k on two)
     if threads is None:
-        threads = 1 if int(config.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1)
+        threads = 1 if int(settings.algo_kwargs.get("batch_size", 64)) < 2048 else (os.cpu_count() or 1)
     torch.set_num_threads(threads)
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
-        atomic_write(run_dir / "config.yml", yaml.safe_dump(config, sort_keys=False))
-    venv = _make_venv(config, run_dir)
+        atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
+    venv = _make_venv(settings, run_dir)
     curve = None
-    if config.get("eval_every"):
+    if settings.eval_every:
         from quadrat_env.experiments.curve import CurveCallback
 
-        curve = CurveCallback(config, run_dir / "curve.csv", write=not resume)
+        curve = CurveCallback(settings, run_dir / "curve.csv", write=not resume)
     keeper = Checkpointer(run_dir / CHECKPOINT, checkpoint_minutes, [curve] if curve else [], run_dir)
-    model = _resumed_model(config, venv, keeper) if resume else _new_model(config, venv, run_dir)
+    model = _resumed_model(settings, venv, keeper) if resume else _new_model(settings, venv, run_dir)
     start = time.perf_counter()
     from stable_baselines3.common.callbacks import CallbackList
 
     with keeper.stop_on_signals():
         callbacks = CallbackList([keeper.callback, *keeper.others])
-        model.learn(total_timesteps=config["n_timesteps"] - model.num_timesteps, progress_bar=progress,
+        model.learn(total_timesteps=settings.n_timesteps - model.num_timesteps, progress_bar=progress,
                     callback=callbacks, reset_num_timesteps=not resume)  # fmt: skip
     if keeper.signal:
         return {"interrupted": keeper.signal, "steps": keeper.saved_at}
     seconds = time.perf_counter() - start
     save_model(model, run_dir / "model.zip")
-    summary = {"seconds": round(seconds, 1), "steps": config["n_timesteps"],
-               "steps_per_second": round(config["n_timesteps"] / seconds)}  # fmt: skip
+    steps = settings.n_timesteps
+    summary = {"seconds": round(seconds, 1), "steps": steps, "steps_per_second": round(steps / seconds)}
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
     (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: model.zip and summary.json
     return summary
@@ -162,57 +214,54 @@ class Checkpointer:
         return on_stop_signals(handle)
 
 
-def _make_venv(config: dict[str, Any], run_dir: Path) -> Any:
+def _make_venv(settings: Settings, run_dir: Path) -> Any:
     """The vec env of a run, its Monitor logs appended to (a resumed run cuts them back first)."""
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.monitor import ResultsWriter
 
-    env_kwargs = {"render_mode": None, **(config.get("env_kwargs") or {})}
+    env_kwargs = {"render_mode": None, **(settings.env_kwargs or {})}
+    env_id, n_envs, seed = settings.env_id, settings.n_envs, settings.seed
     (run_dir / "monitor").mkdir(exist_ok=True)
-    if config.get("vec_env", "dummy") == "native":  # the batched numpy env, one process
+    if settings.vec_env == "native":  # the batched numpy env, one process
         from stable_baselines3.common.vec_env import VecMonitor
 
         from quadrat_env.sb3 import make_sb3_vec_env
 
-        venv = VecMonitor(make_sb3_vec_env(config["env_id"], config["n_envs"], config["seed"], **env_kwargs),
-                          info_keywords=("won",))  # fmt: skip
+        venv = VecMonitor(make_sb3_vec_env(env_id, n_envs, seed, **env_kwargs), info_keywords=("won",))
         path = run_dir / "monitor" / "0.monitor.csv"
-        header = {"t_start": venv.t_start, "env_id": config["env_id"]}
+        header = {"t_start": venv.t_start, "env_id": env_id}
         venv.results_writer = ResultsWriter(str(path), header=header, extra_keys=("won",),
                                             override_existing=not path.exists())  # fmt: skip
     else:  # SB3's DummyVecEnv over gym.make envs, each with its Monitor
         fresh = not any((run_dir / "monitor").iterdir())
         monitor = {"info_keywords": ("won",), "override_existing": fresh}
-        venv = make_vec_env(config["env_id"], n_envs=config["n_envs"], seed=config["seed"],
-                            env_kwargs=env_kwargs, monitor_dir=str(run_dir / "monitor"),
-                            monitor_kwargs=monitor)  # fmt: skip
-    if config.get("observe_mask"):  # the policy sees the legal actions as input (plain PPO)
+        venv = make_vec_env(env_id, n_envs=n_envs, seed=seed, env_kwargs=env_kwargs,
+                            monitor_dir=str(run_dir / "monitor"), monitor_kwargs=monitor)  # fmt: skip
+    if settings.observe_mask:  # the policy sees the legal actions as input (plain PPO)
         from quadrat_env.sb3 import VecMaskObservation
 
         venv = VecMaskObservation(venv)
     return venv
 
 
-def _new_model(config: dict[str, Any], venv: Any, run_dir: Path) -> Any:
+def _new_model(settings: Settings, venv: Any, run_dir: Path) -> Any:
     from quadrat_env.agents.safe_load import algorithm, load_model
 
-    skip = (*RUN_KEYS, *EVAL_KEYS, "env_id", "algo", "seed")
-    algo_kwargs = {k: v for k, v in config.items() if k not in skip}
-    algo_kwargs["policy_kwargs"] = _policy_kwargs(config)
+    algo_kwargs = {**settings.algo_kwargs, "policy_kwargs": _policy_kwargs(settings)}
     # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)
-    init = load_model(config["init"], config["algo"], config["env_id"]) if config.get("init") else None
+    init = load_model(settings.init, settings.algo, settings.env_id) if settings.init else None
     if init is not None:  # continue from a saved model: its network shape, then its weights
         algo_kwargs["policy_kwargs"] = init.policy_kwargs
-    cls = algorithm(config["algo"])
-    model = cls(config.get("policy", "MlpPolicy"), venv, seed=config["seed"], device="cpu",
-                tensorboard_log=str(run_dir / "tb"), verbose=0, **algo_kwargs)  # fmt: skip
+    cls = algorithm(settings.algo)
+    model = cls(settings.policy, venv, seed=settings.seed, device="cpu", tensorboard_log=str(run_dir / "tb"),
+                verbose=0, **algo_kwargs)  # fmt: skip
     if init is not None:
         model.policy.load_state_dict(init.policy.state_dict())
-        _scale_logits(model.policy, float(config.get("init_logit_scale", 1.0)))
+        _scale_logits(model.policy, float(settings.init_logit_scale))
     return model
 
 
-def _resumed_model(config: dict[str, Any], venv: Any, keeper: Checkpointer) -> Any:
+def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     """The model, envs, callbacks and random generators as they were at the last checkpoint."""
     import tempfile
 
@@ -225,7 +274,7 @@ def _resumed_model(config: dict[str, Any], venv: Any, keeper: Checkpointer) -> A
     with tempfile.TemporaryDirectory(dir=keeper.run_dir) as folder:
         path = Path(folder) / "model.zip"
         atomic_write(path, arrays["model"].tobytes())  # a scratch copy for the safe loader
-        model = load_model(path, config["algo"], config["env_id"])  # no unpickling
+        model = load_model(path, settings.algo, settings.env_id)  # no unpickling
     model.set_env(venv, force_reset=False)
     model.tensorboard_log = str(keeper.run_dir / "tb")
     checkpoint.restore(model, meta["model"], arrays)
@@ -250,13 +299,13 @@ def _scale_logits(policy: Any, scale: float) -> None:
         policy.action_net.bias.mul_(scale)
 
 
-def _policy_kwargs(config: dict[str, Any]) -> dict[str, Any]:
+def _policy_kwargs(settings: Settings) -> dict[str, Any]:
     from quadrat_env.agents.features import policy_kwargs_with
 
-    return policy_kwargs_with(config.get("features"), config.get("policy_kwargs"))
+    return policy_kwargs_with(settings.features, settings.algo_kwargs.get("policy_kwargs"))
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", required=True, choices=env_ids())
     p.add_argument("--algo", required=True, choices=ALGOS)
@@ -266,43 +315,48 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hyperparams", type=Path, help="YAML file (default: experiments/hyperparams/ALGO.yml)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
     p.add_argument("--init", type=Path, help="start from this saved model's policy (fine-tuning)")
-    p.add_argument(
-        "--vec-env",
-        choices=VEC_ENVS,
-        help="dummy: SB3's DummyVecEnv over gym.make envs (default); native: the batched numpy env",
-    )
-    p.add_argument(
-        "--eval-every",
-        type=int,
-        metavar="STEPS",
-        help="play --eval-deals validation deals every STEPS steps; writes curve.csv",
-    )
+    p.add_argument("--vec-env", choices=VEC_ENVS,
+                   help="dummy: SB3's DummyVecEnv over gym.make envs; native: the batched numpy env "
+                        "(default: the YAML's vec_env, else dummy)")  # fmt: skip
+    p.add_argument("--eval-every", type=int, metavar="STEPS",
+                   help="play --eval-deals validation deals every STEPS steps; writes curve.csv")  # fmt: skip
     p.add_argument("--eval-deals", type=int, default=2000, help="deals per curve point (default 2000)")
     again = p.add_mutually_exclusive_group()
     again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
-    again.add_argument("--resume", action="store_true",
-                       help="continue the run in the run folder from its last checkpoint (same arguments)")
+    again.add_argument("--resume", action="store_true", help="continue the run in the run folder from its "
+                       "last checkpoint (same arguments)")  # fmt: skip
     p.add_argument("--checkpoint-minutes", type=float, default=10.0,
                    help="minutes between checkpoints (default 10; 0: after every update)")
     p.add_argument("--no-progress", action="store_true")
-    args = p.parse_args(argv)
+    return p
+
+
+def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Settings, Path]:
+    """The run's settings and folder, every check done before any work (a bad one: exit 2)."""
     if not args.checkpoint_minutes >= 0:
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     for name in ("timesteps", "n_envs", "eval_every", "eval_deals"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     try:
-        config = resolve(args)
-        _policy_kwargs(config)  # a bad features name fails here, before any training
-        seeds.rl_training(args.seed, int(config["n_envs"]))  # refuses seeds that reach other deals
+        settings = resolve(args)
+        _policy_kwargs(settings)  # a bad features name fails here, before any training
+        seeds.rl_training(args.seed, settings.n_envs)  # refuses seeds that reach other deals
         run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
         if args.resume:
-            check_resumable(run_dir, config, CHECKPOINT)
+            check_resumable(run_dir, settings.config(), CHECKPOINT)
         else:
             claim_run_dir(run_dir, args.overwrite)
     except ValueError as err:
         p.error(str(err))
-    summary = train(config, run_dir, progress=not args.no_progress, resume=args.resume,
+    return settings, run_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    settings, run_dir = _checked(p, args)
+    summary = train(settings, run_dir, progress=not args.no_progress, resume=args.resume,
                     checkpoint_minutes=args.checkpoint_minutes)  # fmt: skip
     if "interrupted" in summary:
         sig = summary["interrupted"]

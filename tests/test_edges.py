@@ -178,11 +178,14 @@ def test_benchmark_ends_with_one_line_when_a_worker_fails(jobs, monkeypatch, cap
 
 
 def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
     from quadrat_env.experiments.parallel import WorkerFailed
 
     with pytest.raises(WorkerFailed, match="labelling deals"):  # a model file that is not there
-        imitate.collect_parallel("/nonexistent/behaviour.zip", range(0, 10), 0.1, (0, 0), False, jobs=2)
+        imitate_labels.collect_parallel(
+            "/nonexistent/behaviour.zip", range(0, 10), Collection(0.1, False), (0, 0), jobs=2
+        )
 
 
 @pytest.mark.parametrize("seed", [True, np.bool_(False), -1, 2.0, "3"])

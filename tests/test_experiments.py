@@ -150,27 +150,37 @@ def test_side_by_side_play_labels_what_the_policy_reaches_whatever_the_width():
     """``collect(..., width=N)`` (``--play-batch``): one batched predict per step over N deals; the
     labelled decisions do not depend on N, and with no random moves they are the decisions the
     policy reaches playing each deal on its own."""
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
 
     deals, sets = range(700, 720), []
     for width in (1, 3, 16):
         policy = _CountingGreedy()
-        data = imitate.collect(policy, deals, 0.2, np.random.default_rng(0), first=False, width=width)
+        data = imitate_labels.collect(
+            policy, deals, Collection(0.2, False, width=width), np.random.default_rng(0)
+        )
         sets.append(sorted(zip(map(bytes, data["obs"]), map(bytes, data["wins"]), strict=True)))
         assert max(policy.batches) == width
     assert sets[0] and sets[0] == sets[1] == sets[2]
-    data = imitate.collect(_CountingGreedy(), deals, 0.0, np.random.default_rng(0), first=False, width=8)
-    one_by_one = imitate.collect(_CountingGreedy(), deals, 0.0, np.random.default_rng(0), first=False)
+    data = imitate_labels.collect(
+        _CountingGreedy(), deals, Collection(0.0, False, width=8), np.random.default_rng(0)
+    )
+    one_by_one = imitate_labels.collect(
+        _CountingGreedy(), deals, Collection(0.0, False), np.random.default_rng(0)
+    )
     assert sorted(map(bytes, data["obs"])) == sorted(map(bytes, one_by_one["obs"]))
 
 
 def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
     """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
     moves: exactly its own play), and the run's config names it."""
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate, imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
 
     path = models / "Zudecken-maskable_ppo.zip"
-    data = imitate.collect(path.read_bytes(), range(700, 710), 0.0, np.random.default_rng(0), first=False)
+    data = imitate_labels.collect(
+        path.read_bytes(), range(700, 710), Collection(0.0, False), np.random.default_rng(0)
+    )
     model, env, reached = SB3Agent.load(path, "maskable_ppo", ZU).model, gym.make(ZU), []
     for seed in range(700, 710):
         obs, info = env.reset(seed=seed)
@@ -324,20 +334,24 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
 
 
 def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
 
-    monkeypatch.setattr(imitate, "CHUNK", 20)  # three chunks, each with its own generator
-    one = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
-    two = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=2)
+    monkeypatch.setattr(imitate_labels, "CHUNK", 20)  # three chunks, each with its own generator
+    one = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=1)
+    two = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=2)
     assert len(one["obs"]) > 0
     for key in ("obs", "mask", "wins"):
         assert (one[key] == two[key]).all()
 
 
 def test_soft_labels_are_win_shares_over_sampled_orders():
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
 
-    data = imitate.collect_parallel(None, range(500, 530), 0.1, (0, 0), True, jobs=1, label_samples=8)
+    data = imitate_labels.collect_parallel(
+        None, range(500, 530), Collection(0.1, True, label_samples=8), (0, 0), jobs=1
+    )
     wins, mask = data["wins"], data["mask"]
     assert len(wins) > 20 and ((wins >= 0) & (wins <= 1)).all() and (wins[~mask] == 0).all()
     assert np.isin(wins[mask], np.arange(9) / 8).all()  # shares of 8 samples
@@ -417,10 +431,11 @@ def test_solver_then_now_times_both_on_the_same_deals(capsys):
 def test_softmax_imitation_loss_ranks_the_winning_moves_first():
     """``fit(..., loss_kind="softmax")`` moves the legal moves' softmax towards the winning moves."""
     import torch
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate, imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
     from sb3_contrib import MaskablePPO
 
-    data = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
+    data = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=1)
     model = MaskablePPO("MlpPolicy", gym.make(ZU), seed=0, device="cpu")
 
     def winning_share() -> float:  # probability the policy puts on winning moves, mean over decisions
@@ -437,10 +452,10 @@ def test_softmax_imitation_loss_ranks_the_winning_moves_first():
 def test_imitation_learning_rate_schedules():
     from quadrat_env.experiments import imitate
 
-    config = {"learning_rate": 1e-3, "epochs": 8}
-    assert [imitate._learning_rate(config, e) for e in (0, 4, 8)] == [1e-3] * 3  # no decay: constant
-    config["lr_decay"] = "cosine"
-    start, middle, end = (imitate._learning_rate(config, e) for e in (0, 4, 8))
+    settings = imitate.Settings(learning_rate=1e-3, epochs=8)
+    assert [imitate._learning_rate(settings, e) for e in (0, 4, 8)] == [1e-3] * 3  # no decay: constant
+    settings.lr_decay = "cosine"
+    start, middle, end = (imitate._learning_rate(settings, e) for e in (0, 4, 8))
     assert start == pytest.approx(1e-3) and middle == pytest.approx(0.505e-3) and end == pytest.approx(1e-5)
 
 
@@ -450,10 +465,11 @@ def test_augmented_imitation_learns_what_holds_under_renaming():
     same decisions), the augmented fit does as well on both, and better than before training."""
     import torch
     from quadrat_env.agents.features import policy_kwargs_with, random_renaming, relabel
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate, imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
     from sb3_contrib import MaskablePPO
 
-    data = imitate.collect_parallel(None, range(500, 560), 0.1, (0, 0), True, jobs=1)
+    data = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=1)
     recorded = tuple(torch.as_tensor(data[k]) for k in ("obs", "mask", "wins"))
     renamed = relabel(*recorded, *random_renaming(len(recorded[0]), torch.Generator().manual_seed(9)))
 

@@ -46,18 +46,23 @@ def test_a_training_grid_on_ray_equals_the_local_run(tmp_path):
     for algo in ("maskable_ppo", "ppo"):
         folders = [tmp_path / where / algo / "Quadrille-seed0" for where in ("local", "ray")]
         assert all((f / "config.yml").is_file() and (f / "monitor").is_dir() for f in folders)
-        a, b = (load_model(f / "model.zip", algo, "quadrat_env/Quadrille-v0").policy.state_dict()
-                for f in folders)
+        a, b = (
+            load_model(f / "model.zip", algo, "quadrat_env/Quadrille-v0").policy.state_dict() for f in folders
+        )
         assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments import imitate_labels
+    from quadrat_env.experiments.imitate_labels import Collection
 
-    monkeypatch.setattr(imitate, "CHUNK", 10)  # three tasks, each with its own generator
-    local = imitate.collect_parallel(None, range(700, 730), 0.1, (0, 0), True, jobs=1, label_samples=4)
-    ray = imitate.collect_parallel(None, range(700, 730), 0.1, (0, 0), True, jobs=2, label_samples=4,
-                                   ray="local")
+    monkeypatch.setattr(imitate_labels, "CHUNK", 10)  # three tasks, each with its own generator
+    local = imitate_labels.collect_parallel(
+        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=1
+    )
+    ray = imitate_labels.collect_parallel(
+        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=2, ray="local"
+    )
     assert len(local["obs"]) > 0
     for key in ("obs", "mask", "wins"):
         assert (local[key] == ray[key]).all()
