@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments.bench import BUILT_IN, load_agent, published_model
+from quadrat_env.experiments.compare import BUILT_IN, load_agent, published_model
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least

@@ -87,10 +87,10 @@ def test_a_crafted_file_is_refused_in_one_line_with_bounded_memory(tmp_path, cas
 
 
 def test_quadrat_bench_refuses_a_crafted_file_in_one_line(tmp_path, capsys):
-    from quadrat_env.experiments import bench
+    from quadrat_env.experiments import compare
 
     path = CASES["huge layers (JSON)"][0](tmp_path / "model.zip")
     with pytest.raises(SystemExit) as exc:
-        bench.main(["--env", "Zudecken", "--model", str(path), "--algo", "ppo"])
+        compare.main(["--env", "Zudecken", "--model", str(path), "--algo", "ppo"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "larger than quadrat_env loads" in err and "Traceback" not in err

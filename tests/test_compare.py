@@ -6,18 +6,18 @@ import csv
 import json
 
 import pytest
-from quadrat_env.experiments import bench
+from quadrat_env.experiments import compare
 from quadrat_env.experiments.publish import MODELS
 
 
 def test_mcnemar_exact_p_values():
-    assert bench.mcnemar(0, 0) == 1.0 and bench.mcnemar(5, 5) == 1.0
-    assert bench.mcnemar(10, 0) == pytest.approx(2 / 1024)
-    assert bench.mcnemar(1, 9) == pytest.approx(2 * 11 / 1024)
+    assert compare.mcnemar(0, 0) == 1.0 and compare.mcnemar(5, 5) == 1.0
+    assert compare.mcnemar(10, 0) == pytest.approx(2 / 1024)
+    assert compare.mcnemar(1, 9) == pytest.approx(2 * 11 / 1024)
 
 
 def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
-    assert bench.main(["--env", "Zudecken", "--agent", "bench_factory:make", "--deals", "25",
+    assert compare.main(["--env", "Zudecken", "--agent", "bench_factory:make", "--deals", "25",
                        "--out", str(tmp_path), "--no-progress"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "| random | 25 |" in out and "against greedy:" in out and "McNemar p =" in out
@@ -35,7 +35,7 @@ def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
 
 def test_a_model_file(tmp_path, capsys):
     model = str(MODELS / "Quadrille-maskable_ppo.zip")
-    assert bench.main(["--env", "quadrat_env/Quadrille-v0", "--model", model, "--algo", "maskable_ppo",
+    assert compare.main(["--env", "quadrat_env/Quadrille-v0", "--model", model, "--algo", "maskable_ppo",
                        "--deals", "5", "--baselines", "greedy", "--out", str(tmp_path), "--no-progress"]) == 0
     assert (tmp_path / "Quadrille-maskable_ppo.csv").is_file()
 
@@ -54,7 +54,7 @@ def test_a_model_file(tmp_path, capsys):
 ])  # fmt: skip
 def test_bad_arguments_get_one_line_and_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
-        bench.main(argv)
+        compare.main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and message in err and "Traceback" not in err
 
@@ -62,8 +62,8 @@ def test_bad_arguments_get_one_line_and_exit_2(argv, message, capsys):
 def test_parallel_jobs_give_the_same_table_and_a_shipped_model_goes_by_name(tmp_path, capsys):
     argv = ["--env", "Quadrat", "--model", "Quadrat-maskable_ppo", "--algo", "maskable_ppo", "--deals", "30",
             "--baselines", "greedy", "--no-progress"]  # fmt: skip
-    assert bench.main([*argv, "--out", str(tmp_path / "one")]) == 0
-    assert bench.main([*argv, "--out", str(tmp_path / "two"), "--jobs", "2"]) == 0
+    assert compare.main([*argv, "--out", str(tmp_path / "one")]) == 0
+    assert compare.main([*argv, "--out", str(tmp_path / "two"), "--jobs", "2"]) == 0
     for name in ("Quadrat-maskable_ppo.csv", "greedy.csv"):
         assert (tmp_path / "one" / name).read_text() == (tmp_path / "two" / name).read_text()
 
@@ -72,7 +72,7 @@ def test_two_runs_models_named_model_zip_keep_separate_csvs(tmp_path, capsys):
     for run in ("Quadrat-seed1", "Quadrat-seed2"):
         (tmp_path / run).mkdir()
         (tmp_path / run / "model.zip").write_bytes((MODELS / "Quadrat-maskable_ppo.zip").read_bytes())
-        assert bench.main(["--env", "Quadrat", "--model", str(tmp_path / run / "model.zip"), "--algo",
+        assert compare.main(["--env", "Quadrat", "--model", str(tmp_path / run / "model.zip"), "--algo",
                            "maskable_ppo", "--deals", "3", "--baselines", "--no-progress",
                            "--out", str(tmp_path / "out")]) == 0  # fmt: skip
     assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == [
