@@ -388,9 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     value = solver.win_rate()
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"Zudecken, 4 suits x {args.ranks} ranks, win={args.win}, cover={args.cover}: optimal win rate "
-          f"{value:#.12g}; {solver.positions:,} canonical positions, {seconds:.1f} s, "
-          f"peak memory {peak:.0f} MB")
+    print(
+        f"Zudecken, 4 suits x {args.ranks} ranks, win={args.win}, cover={args.cover}: optimal win rate "
+        f"{value:#.12g}; {solver.positions:,} canonical positions, {seconds:.1f} s, "
+        f"peak memory {peak:.0f} MB"
+    )
     return 0
 
 

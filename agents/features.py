@@ -268,8 +268,11 @@ def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards:
 NAMES = ("zudecken", "zudecken-moves", "zudecken-afterstates", "none")
 #: The features whose outputs are the move logits themselves (``net_arch=[]``, :func:`scores_as_logits`).
 SCORES = "zudecken-afterstates"
-EXTRACTORS = {"zudecken": ZudeckenFeatures, "zudecken-moves": ZudeckenMoveFeatures,
-              SCORES: ZudeckenAfterstates}
+EXTRACTORS = {
+    "zudecken": ZudeckenFeatures,
+    "zudecken-moves": ZudeckenMoveFeatures,
+    SCORES: ZudeckenAfterstates,
+}
 
 
 def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:

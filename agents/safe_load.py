@@ -66,8 +66,16 @@ def _known_classes() -> dict[str, Any]:
     # models saved before the agents moved under quadrat_env name the class by its old module
     known: dict[str, Any] = {f"<class '{module}.{cls.__name__}'>": cls for cls in EXTRACTORS.values()
                              for module in ("quadrat_env.agents.features", "agents.features")}  # fmt: skip
-    for act in (torch.nn.ReLU, torch.nn.Tanh, torch.nn.ELU, torch.nn.LeakyReLU, torch.optim.Adam,
-                torch.optim.RMSprop, torch.optim.AdamW, torch.optim.SGD):
+    for act in (
+        torch.nn.ReLU,
+        torch.nn.Tanh,
+        torch.nn.ELU,
+        torch.nn.LeakyReLU,
+        torch.optim.Adam,
+        torch.optim.RMSprop,
+        torch.optim.AdamW,
+        torch.optim.SGD,
+    ):
         known[f"<class '{act.__module__}.{act.__qualname__}'>"] = act
     return known
 
@@ -227,5 +235,7 @@ def load_model(path: str | Path, algo: str, env_id: str, trust: bool = False) ->
     try:
         return cls.load(path, device="cpu", custom_objects=custom)
     except Exception as err:  # weights that do not fit the checked settings, a damaged member, ...
-        raise ValueError(f"{path} could not be loaded as a {algo} model: {type(err).__name__}: "
-                         f"{str(err).splitlines()[0][:200] if str(err) else ''}") from None
+        raise ValueError(
+            f"{path} could not be loaded as a {algo} model: {type(err).__name__}: "
+            f"{str(err).splitlines()[0][:200] if str(err) else ''}"
+        ) from None

@@ -206,8 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=int, default=1000, help="held-out deals per env and agent")
     p.add_argument("--planner-deals", type=int, default=100, help="deals for the (slow) planner; 0: skip")
-    p.add_argument("--planner-samples", type=int, default=SAMPLES,
-                   help=f"samples per decision at most (default {SAMPLES}; fewer once a decision is settled)")
+    p.add_argument(
+        "--planner-samples",
+        type=int,
+        default=SAMPLES,
+        help=f"samples per decision at most (default {SAMPLES}; fewer once a decision is settled)",
+    )
     p.add_argument("--solver-deals", type=int, help="deals for the solver bound (default: --deals)")
     p.add_argument("--env", action="append", choices=env_ids(), help="only these env IDs")
     p.add_argument("--models", type=Path, default=MODELS)

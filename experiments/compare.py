@@ -141,8 +141,12 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
                           "Zudecken-maskable_ppo, Quadrille-ppo, ...")  # fmt: skip
     p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model")
     p.add_argument("--deals", type=at_least(1), default=1000)
-    p.add_argument("--seed-start", type=at_least(0), default=seeds.BENCHMARK.start,
-                   help="deal i is reset(seed=SEED_START + i); default: the held-out benchmark deals")
+    p.add_argument(
+        "--seed-start",
+        type=at_least(0),
+        default=seeds.BENCHMARK.start,
+        help="deal i is reset(seed=SEED_START + i); default: the held-out benchmark deals",
+    )
     p.add_argument("--baselines", nargs="*", choices=("greedy", "planner", "optimal"),
                    default=["greedy", "planner"],
                    help="played on the same deals (optimal: the exact policy, Zudecken32 only)")  # fmt: skip

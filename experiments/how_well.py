@@ -106,11 +106,20 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=at_least(1), default=10_000, help="deals for the cheap players")
     p.add_argument("--planner-deals", type=at_least(1), default=1000)
-    p.add_argument("--budgets", type=at_least(1), nargs="+", default=[16, 64, 256, 1024],
-                   help="planner samples per decision")
+    p.add_argument(
+        "--budgets",
+        type=at_least(1),
+        nargs="+",
+        default=[16, 64, 256, 1024],
+        help="planner samples per decision",
+    )
     p.add_argument("--bound-deals", type=at_least(1), default=2000, help="deals for the one-level bound")
-    p.add_argument("--bound-samples", type=at_least(1), default=1024,
-                   help="unseen orders sampled per deal for the one-level bound")
+    p.add_argument(
+        "--bound-samples",
+        type=at_least(1),
+        default=1024,
+        help="unseen orders sampled per deal for the one-level bound",
+    )
     p.add_argument("--out", type=Path, default=Path("results"))
     p.add_argument("--update-readme", action="store_true")
     args = p.parse_args(argv)

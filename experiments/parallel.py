@@ -29,8 +29,13 @@ RAY_MISSING = "--ray needs Ray: pip install 'quadrat-env[ray]' (or pip install r
 
 def add_ray_argument(parser: Any) -> None:
     """``--ray [ADDRESS]`` on a command that runs its work through :func:`run_tasks`."""
-    parser.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                        help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run the tasks on Ray: a local instance with --jobs CPUs, or join ADDRESS",
+    )
 
 
 def check_ray_argument(parser: Any, args: Any) -> None:

@@ -42,9 +42,13 @@ def main(argv: list[str] | None = None) -> int:
                              adaptive=args.adaptive)  # fmt: skip
         summary, episodes = evaluate(args.env, agent, seeds.PLANNER_CURVE.take(args.deals))
         decisions = sum(e.steps for e in episodes)
-        row = {**summary.as_dict(), "samples": samples, "adaptive": args.adaptive,
-               "seconds_per_decision": summary.seconds / decisions,
-               "won_deals": "".join("1" if e.won else "0" for e in episodes)}  # per deal, to pair runs
+        row = {
+            **summary.as_dict(),
+            "samples": samples,
+            "adaptive": args.adaptive,
+            "seconds_per_decision": summary.seconds / decisions,
+            "won_deals": "".join("1" if e.won else "0" for e in episodes),
+        }  # per deal, to pair runs
         rows.append(row)
         print(f"samples {samples:>4}: won {row['wins']}/{row['episodes']} = {row['win_rate']:.2%} "
               f"[{row['ci_low']:.2%}, {row['ci_high']:.2%}], "

@@ -101,8 +101,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['over_5_points']:.1%} | {row['per_deal']:.4f} |")  # fmt: skip
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        out = {"agent": agent.name, "samples": args.samples, "wins": result["wins"], "deals": result["deals"],
-               "table": rows, "regret": result["regret"].tolist(), "stock": result["stock"].tolist()}
+        out = {
+            "agent": agent.name,
+            "samples": args.samples,
+            "wins": result["wins"],
+            "deals": result["deals"],
+            "table": rows,
+            "regret": result["regret"].tolist(),
+            "stock": result["stock"].tolist(),
+        }
         atomic_write(args.out, json.dumps(out))  # fmt: skip
     return 0
 

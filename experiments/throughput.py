@@ -147,8 +147,12 @@ def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, 
         for env_id in quadrat_env.ENV_IDS:
             for algo in ("maskable_ppo", "ppo"):
                 for config, overrides in (("default", {}), ("dummy8", DUMMY8)):
-                    tasks.append((f"train {algo} {env_id} {config}",
-                                  lambda e=env_id, a=algo, o=overrides: ppo_steps(e, a, ppo_timesteps, o)))
+                    tasks.append(
+                        (
+                            f"train {algo} {env_id} {config}",
+                            lambda e=env_id, a=algo, o=overrides: ppo_steps(e, a, ppo_timesteps, o),
+                        )
+                    )
     results: dict[str, Any] = {}
     bar = tqdm(tasks, unit="task", disable=None if progress else True)
     for label, task in bar:
@@ -182,11 +186,16 @@ def table(r: dict[str, Any]) -> str:
               f"**{g['seconds']:.2f} s** ({g['steps'] / g['seconds']:,.0f} env-steps/s), "
               f"win rate {g['win_rate']:.2%}."]  # fmt: skip
     if any(key.startswith("train ") for key in r):
-        lines += ["", "Training steps/s (SB3 / sb3-contrib, 2 cores): the YAML defaults (batched env, "
-                  "1,024 envs x 16 steps, batch 4,096, 4 epochs) against the configuration the committed "
-                  "models were trained with (DummyVecEnv, 8 envs x 256 steps, batch 512, 4 epochs), "
-                  "in the same run:", "",
-                  "| env | algorithm | default | DummyVecEnv x8 | speed-up |", "|---|---|---:|---:|---:|"]
+        lines += [
+            "",
+            "Training steps/s (SB3 / sb3-contrib, 2 cores): the YAML defaults (batched env, "
+            "1,024 envs x 16 steps, batch 4,096, 4 epochs) against the configuration the committed "
+            "models were trained with (DummyVecEnv, 8 envs x 256 steps, batch 512, 4 epochs), "
+            "in the same run:",
+            "",
+            "| env | algorithm | default | DummyVecEnv x8 | speed-up |",
+            "|---|---|---:|---:|---:|",
+        ]
         for env_id in quadrat_env.ENV_IDS:
             for algo in ("maskable_ppo", "ppo"):
                 new, old = r[f"train {algo} {env_id} default"], r[f"train {algo} {env_id} dummy8"]

@@ -325,8 +325,12 @@ def _parser() -> argparse.ArgumentParser:
     again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
     again.add_argument("--resume", action="store_true", help="continue the run in the run folder from its "
                        "last checkpoint (same arguments)")  # fmt: skip
-    p.add_argument("--checkpoint-minutes", type=float, default=10.0,
-                   help="minutes between checkpoints (default 10; 0: after every update)")
+    p.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        default=10.0,
+        help="minutes between checkpoints (default 10; 0: after every update)",
+    )
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -360,8 +364,11 @@ def main(argv: list[str] | None = None) -> int:
                     checkpoint_minutes=args.checkpoint_minutes)  # fmt: skip
     if "interrupted" in summary:
         sig = summary["interrupted"]
-        how = (f"checkpoint in {run_dir / CHECKPOINT}; continue with the same command and --resume"
-               if summary["steps"] else "before its first update; start it again with --overwrite")
+        how = (
+            f"checkpoint in {run_dir / CHECKPOINT}; continue with the same command and --resume"
+            if summary["steps"]
+            else "before its first update; start it again with --overwrite"
+        )
         name = signal.Signals(sig).name
         print(f"train: stopped by {name} at step {summary['steps']:,}, {how}", file=sys.stderr)
         return 128 + sig

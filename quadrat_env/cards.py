@@ -80,14 +80,21 @@ def parse_deck(
     _check_length(deck, pack_size)
     if isinstance(deck, str):
         items = deck.replace(",", " ").split()
-    elif isinstance(deck, np.ndarray) and deck.ndim == 1 or isinstance(deck, Sequence) and not isinstance(
-        deck, (bytes, bytearray)
+    elif (
+        isinstance(deck, np.ndarray)
+        and deck.ndim == 1
+        or isinstance(deck, Sequence)
+        and not isinstance(deck, (bytes, bytearray))
     ):
         items = list(deck)
     else:
         kind = type(deck).__name__
-        why = {"set": "a set has no order", "frozenset": "a set has no order", "dict": "a dict is not a deck",
-               "ndarray": f"an array of shape {getattr(deck, 'shape', '?')} is not one row"}.get(kind, kind)
+        why = {
+            "set": "a set has no order",
+            "frozenset": "a set has no order",
+            "dict": "a dict is not a deck",
+            "ndarray": f"an array of shape {getattr(deck, 'shape', '?')} is not one row",
+        }.get(kind, kind)
         raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...] in dealing order, "
                          f"got {why}")  # fmt: skip
     cards: list[int] = []

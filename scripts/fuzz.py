@@ -172,8 +172,9 @@ class BatchedEnvMachine(RuleBasedStateMachine):
     def refused(self, call: Any) -> None:
         refused(self.snapshot, call)
 
-    @rule(seed=st.one_of(st.none(), st.integers(0, 2**31)),
-          mask=st.lists(st.booleans(), min_size=3, max_size=3))
+    @rule(
+        seed=st.one_of(st.none(), st.integers(0, 2**31)), mask=st.lists(st.booleans(), min_size=3, max_size=3)
+    )
     def reset_some(self, seed: int | None, mask: list[bool]) -> None:
         options = {"reset_mask": np.array(mask)} if any(mask) else None
         self.obs, self.info = self.venv.reset(seed=seed, options=options)

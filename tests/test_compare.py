@@ -35,8 +35,26 @@ def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
 
 def test_a_model_file(tmp_path, capsys):
     model = str(MODELS / "Quadrille-maskable_ppo.zip")
-    assert compare.main(["--env", "quadrat_env/Quadrille-v0", "--model", model, "--algo", "maskable_ppo",
-                       "--deals", "5", "--baselines", "greedy", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert (
+        compare.main(
+            [
+                "--env",
+                "quadrat_env/Quadrille-v0",
+                "--model",
+                model,
+                "--algo",
+                "maskable_ppo",
+                "--deals",
+                "5",
+                "--baselines",
+                "greedy",
+                "--out",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "Quadrille-maskable_ppo.csv").is_file()
 
 

@@ -134,8 +134,13 @@ def test_the_solvers_rules_are_the_envs(win, cover):
 
 
 def test_bad_arguments():
-    bad = (({"n_ranks": 0}, "n_ranks"), ({"n_ranks": 14}, "n_ranks"), ({"n_ranks": 4.0}, "n_ranks"),
-           ({"win": "all"}, "win"), ({"cover": "trios"}, "cover"))
+    bad = (
+        ({"n_ranks": 0}, "n_ranks"),
+        ({"n_ranks": 14}, "n_ranks"),
+        ({"n_ranks": 4.0}, "n_ranks"),
+        ({"win": "all"}, "win"),
+        ({"cover": "trios"}, "cover"),
+    )
     for kwargs, message in bad:
         with pytest.raises(ValueError, match=message):
             ExactSolver(**kwargs)

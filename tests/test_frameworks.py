@@ -30,8 +30,13 @@ def run(args: list[str], cwd: Path) -> str:
     return out.stdout
 
 
-@pytest.mark.parametrize(("page", "args"), [("torchrl.md", ["--steps", "4096", "--envs", "16"]),
-                                            ("tianshou.md", ["--steps", "2048", "--envs", "4"])])
+@pytest.mark.parametrize(
+    ("page", "args"),
+    [
+        ("torchrl.md", ["--steps", "4096", "--envs", "16"]),
+        ("tianshou.md", ["--steps", "2048", "--envs", "4"]),
+    ],
+)
 def test_doc_script_trains_with_masks_and_no_illegal_action(page, args, tmp_path):
     out = run([str(doc_script(page, tmp_path)), *args], tmp_path)
     found = re.search(r"steps (\d+), episodes (\d+), won (\d+), illegal actions (\d+)", out)
@@ -41,9 +46,30 @@ def test_doc_script_trains_with_masks_and_no_illegal_action(page, args, tmp_path
 
 
 def test_rl_zoo3_trains_evaluates_and_plays_ppo_mask_with_masks(tmp_path):
-    run(["-m", "quadrat_env.zoo", "train", "--algo", "ppo_mask", "--env", ZU, "-n", "4096",
-         "--eval-freq", "2048", "--eval-episodes", "10", "-f", "logs", "--hyperparams", "n_envs:4",
-         "n_steps:256", "batch_size:512"], tmp_path)  # the project's YAML, smaller rollouts; fmt: skip
+    run(
+        [
+            "-m",
+            "quadrat_env.zoo",
+            "train",
+            "--algo",
+            "ppo_mask",
+            "--env",
+            ZU,
+            "-n",
+            "4096",
+            "--eval-freq",
+            "2048",
+            "--eval-episodes",
+            "10",
+            "-f",
+            "logs",
+            "--hyperparams",
+            "n_envs:4",
+            "n_steps:256",
+            "batch_size:512",
+        ],
+        tmp_path,
+    )  # the project's YAML, smaller rollouts; fmt: skip
     (run_dir,) = (tmp_path / "logs" / "ppo_mask").iterdir()
     evaluations = np.load(run_dir / "evaluations.npz")
     # unmasked, a fresh policy repeats illegal actions: 200 steps and a negative return per episode

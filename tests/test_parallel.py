@@ -95,6 +95,7 @@ def test_a_local_ray_instance_ends_with_its_driver(sig):
                               stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         assert parent.stdout.readline().strip() == b"started"
+
         def running() -> set[int]:  # Ray's processes, once two tasks run in its workers
             found = descendants(parent.pid)
             names = [Path(f"/proc/{p}/cmdline").read_bytes() for p in found if alive(p)]

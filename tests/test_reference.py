@@ -59,4 +59,3 @@ def test_compiled_rules_agree_with_the_reference(env_id, kwargs):
                 wins += info["won"]
                 break
     assert steps > 200  # the deals went somewhere (Quadrat: about 5 moves a deal)
-

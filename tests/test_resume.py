@@ -24,7 +24,6 @@ def argv(algo: str, vec: str, out) -> list[str]:  # noqa: ANN001
             "--out", str(out)]  # fmt: skip
 
 
-
 @pytest.mark.parametrize(("algo", "vec"), [("maskable_ppo", "native"), ("ppo", "dummy")])
 def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, algo, vec):
     from quadrat_env.agents.safe_load import load_model
@@ -61,8 +60,10 @@ def test_resume_refuses_other_settings_a_finished_run_and_no_checkpoint(tmp_path
         train.main([*args, "--resume"])
     assert "no run to continue" in capsys.readouterr().err
     assert train.main(args) == 0
-    refusals = ((["--resume"], "has finished"),
-                (["--resume", "--timesteps", "2048"], "differ from the run's config.yml: n_timesteps"))
+    refusals = (
+        (["--resume"], "has finished"),
+        (["--resume", "--timesteps", "2048"], "differ from the run's config.yml: n_timesteps"),
+    )
     for extra, message in refusals:
         with pytest.raises(SystemExit) as exc:
             train.main([*args, *extra])

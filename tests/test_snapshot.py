@@ -102,5 +102,9 @@ def test_batched_env_behaves_as_recorded(case):
 if __name__ == "__main__":  # re-record (only when a version bump changes behaviour on purpose)
     import quadrat_env  # noqa: F401
 
-    print("SINGLE = {"); [print(f"    {c!r}: {single_digest(c)!r},") for c in CASES]; print("}")  # noqa: E702
-    print("BATCHED = {"); [print(f"    {c!r}: {batched_digest(c)!r},") for c in CASES]; print("}")  # noqa: E702
+    print("SINGLE = {")
+    [print(f"    {c!r}: {single_digest(c)!r},") for c in CASES]
+    print("}")  # noqa: E702
+    print("BATCHED = {")
+    [print(f"    {c!r}: {batched_digest(c)!r},") for c in CASES]
+    print("}")  # noqa: E702

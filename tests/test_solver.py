@@ -164,8 +164,9 @@ def test_a_memo_shared_across_deals_gives_each_deal_its_own_answer():
         assert (shared.line(env.state) is None) == (Solver(env.game).line(env.state) is None)
 
 
-@pytest.mark.parametrize("env_id", ["quadrat_env/Zudecken-v0", "quadrat_env/Quadrat-v0",
-                                    "quadrat_env/Quadrille-v0"])
+@pytest.mark.parametrize(
+    "env_id", ["quadrat_env/Zudecken-v0", "quadrat_env/Quadrat-v0", "quadrat_env/Quadrille-v0"]
+)
 def test_winnable_decides_many_deals_as_line_does_one_by_one(env_id):
 
     env = gym.make(env_id).unwrapped

@@ -79,8 +79,11 @@ def user_folder(tmp_path) -> Path:
 def test_the_wheel_claims_only_quadrat_env(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"quadrat_env", wheel.name.split("-py3")[0] + ".dist-info"}
-    for shipped in ("quadrat_env/agents/solver.py", "quadrat_env/experiments/hyperparams/maskable_ppo.yml",
-                    "quadrat_env/experiments/models/Zudecken-maskable_ppo.zip"):
+    for shipped in (
+        "quadrat_env/agents/solver.py",
+        "quadrat_env/experiments/hyperparams/maskable_ppo.yml",
+        "quadrat_env/experiments/models/Zudecken-maskable_ppo.zip",
+    ):
         assert shipped in names
 
 

@@ -39,8 +39,11 @@ def test_keys_and_dtype_are_configurable():
     obs, _ = env.reset(seed=1)
     assert set(obs) == {"observation", "action_mask"} and obs["action_mask"].dtype == np.int8
     assert env.observation_space.contains(obs)
-    bad_args = [({"mask_key": "observations"}, "must differ"), ({"mask_dtype": np.int64}, "mask_dtype"),
-                ({"observation_key": ""}, "non-empty")]
+    bad_args = [
+        ({"mask_key": "observations"}, "must differ"),
+        ({"mask_dtype": np.int64}, "mask_dtype"),
+        ({"observation_key": ""}, "non-empty"),
+    ]
     for bad, message in bad_args:
         with pytest.raises(ValueError, match=message):
             ActionMaskObservation(gym.make(ZU), **bad)

@@ -145,8 +145,10 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         # Plain ints and numpy integers in range take the fast path; anything else goes through
         # the space's own check (and its error message below). Bools are not actions.
-        if type(action) in _INT_TYPES and 0 <= action < self._n_actions or (
-            not isinstance(action, (bool, np.bool_)) and self.action_space.contains(action)
+        if (
+            type(action) in _INT_TYPES
+            and 0 <= action < self._n_actions
+            or (not isinstance(action, (bool, np.bool_)) and self.action_space.contains(action))
         ):
             a = int(action)
         else:

@@ -38,5 +38,3 @@ def slots_frame(name: str, state: SlotState, rows: int) -> np.ndarray:
         else:
             card(draw, x, y, c)
     return np.asarray(image, dtype=np.uint8)
-
-

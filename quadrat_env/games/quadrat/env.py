@@ -75,8 +75,10 @@ _DOC = """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until 
 
 
 class QuadratEnv(SlotEnv):
-    __doc__ = _DOC.format(obs32=indent(slot_layout(32, rank_counts=False).table()),
-                          obs52=indent(slot_layout(52, rank_counts=False).table()))
+    __doc__ = _DOC.format(
+        obs32=indent(slot_layout(32, rank_counts=False).table()),
+        obs52=indent(slot_layout(52, rank_counts=False).table()),
+    )
 
     rows = 2  # the upcards drawn in a 2x2 square
 

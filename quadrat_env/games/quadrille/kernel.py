@@ -56,7 +56,6 @@ STATE_SIZE = STACK + PACK
 P_REDEALS = 0  # the only setting: redeals allowed
 
 
-
 def _tables() -> tuple[np.ndarray, np.ndarray]:
     """ACCEPTS[pile, top, card]: ``card`` may go on ``pile`` whose top is ``top`` (52: empty pile);
     FILL[pile, top]: the pile's cards / its capacity (the length of its sequence), 0 if empty."""

@@ -69,5 +69,3 @@ def quadrille_frame(state: QuadrilleState) -> np.ndarray:
     else:
         empty(draw, x, disc_y)
     return np.asarray(image, dtype=np.uint8)
-
-
