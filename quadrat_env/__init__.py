@@ -11,7 +11,7 @@ from quadrat_env import games  # noqa: F401  (registers the built-in games)
 from quadrat_env.core.rules import IllegalMove
 from quadrat_env.registry import GameSpec, env_ids, register_game, spec_for
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: The built-in IDs (games registered later are in :func:`env_ids`).
 ENV_IDS: tuple[str, ...] = env_ids()

@@ -100,6 +100,21 @@ def test_the_wheel_holds_every_package_of_the_repository(wheel):
     assert not any(n.startswith(("scripts/", "tests/", "quadrat_env/scripts/")) for n in names)
 
 
+def test_the_wheel_carries_the_license_the_type_marker_and_one_version(wheel):
+    import quadrat_env
+
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    assert "quadrat_env/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    meta = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    assert f"Version: {quadrat_env.__version__}" in meta and "License-Expression: MIT" in meta
+    assert "Classifier: Typing :: Typed" in meta
+    citation = (ROOT / "CITATION.cff").read_text()
+    assert f"version: {quadrat_env.__version__}" in citation
+    assert f"## [{quadrat_env.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
+
+
 def test_installed_wheel_benchmarks_and_trains_beside_the_users_packages(wheel, user_folder, tmp_path):
     python = fresh_venv(tmp_path / "venv", wheel)
     assert "ok" in run(python, ["-c", SMOKE], user_folder)

@@ -70,7 +70,9 @@ _DOC = """Quadrat: lay off pairs of one suit from a 2x2 square of upcards until 
     (bool) give the legal actions.
 
     ## Version History
-    * v0: initial version (later additions that change no default: `illegal_action="end"`).
+    * v0 (quadrat-env 0.1.0): initial version.
+    * quadrat-env 0.2.0: v0 behaves as before (the same behaviour digests for every default);
+      `illegal_action="end"` is new, and the batched env shares the single env's step code.
     """
 
 

@@ -72,7 +72,10 @@ Quadrille (Captive Queens): build eight piles around the four queens from one ha
     (bool) give the legal actions.
 
     ## Version History
-    * v0: initial version (later additions that change no default: `illegal_action="end"`).
+    * v0 (quadrat-env 0.1.0): initial version.
+    * quadrat-env 0.2.0: v0 behaves as before (the same behaviour digests for every default);
+      `illegal_action="end"` is new, and the compiled pile tables are built from each pile's
+      sequence of ranks (checked against the reference rules for every pile, top and card).
     """
 
 

@@ -71,8 +71,9 @@ _DOC = """Zudecken: cover groups of upcards that match in suit or rank until eve
     (bool) give the legal actions.
 
     ## Version History
-    * v0: initial version (later additions that change no default: `illegal_action="end"`, the
-      32-card pack as `n_cards=32` and `Zudecken32-v0`).
+    * v0 (quadrat-env 0.1.0): initial version.
+    * quadrat-env 0.2.0: v0 behaves as before (the same behaviour digests for every default); new:
+      `illegal_action="end"`, the 32-card pack as `n_cards=32` and its ID `Zudecken32-v0`.
     """
 
 
