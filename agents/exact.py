@@ -39,6 +39,7 @@ import numpy as np
 from quadrat_env.agents.base import Agent
 
 from quadrat_env.core.jit import jit
+from quadrat_env.extras import command
 
 SUITS = 4
 WINS = ("cleared", "dealt")
@@ -374,6 +375,7 @@ def optimal_win_rate(n_ranks: int = 13, win: str = "cleared", cover: str = "grou
     return ExactSolver(n_ranks, win, cover).win_rate()
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ranks", type=int, default=6, help=f"ranks a suit, {MIN_RANKS}..{MAX_RANKS} (default 6)")

@@ -34,6 +34,7 @@ from quadrat_env.cards import parse_deck
 from quadrat_env.core.checks import at_least
 from quadrat_env.core.kernel import new_memo
 from quadrat_env.core.rules import Rules
+from quadrat_env.extras import command
 from quadrat_env.registry import rules_for, short_names
 
 
@@ -114,6 +115,7 @@ class Solver:
             kernel.play(row, move, scratch, game.params)
 
 
+@command
 def _main(argv: list[str] | None = None) -> int:
 
     import quadrat_env  # noqa: F401  (registers the games)

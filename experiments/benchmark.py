@@ -30,6 +30,7 @@ from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
@@ -202,6 +203,7 @@ def update_readme(
     atomic_write(readme, text[:start] + body + text[end:])
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=int, default=1000, help="held-out deals per env and agent")

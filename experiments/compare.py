@@ -35,6 +35,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids, short_names
 
@@ -177,6 +178,7 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     return args, env_id
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     args, env_id = parse(argv)
     deals = range(args.seed_start, args.seed_start + args.deals)

@@ -16,6 +16,7 @@ from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, Summary, evaluat
 
 import quadrat_env  # noqa: F401  (registers the games)
 from quadrat_env import seeds
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
 
@@ -54,6 +55,7 @@ def table(rows: list[Summary]) -> str:
     return "\n".join(lines)
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=500, help="seeded deals per game and agent")

@@ -23,12 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
-from quadrat_env.experiments.train import ALGOS, load_hyperparams
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import short_name, short_names
+
+with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
+    from quadrat_env.experiments.train import ALGOS, load_hyperparams
 
 
 def config_for(env_id: str, algo: str, seed: int, timesteps: int | None = None,
@@ -64,6 +67,7 @@ def run_dir(out: Path, config: dict[str, Any]) -> Path:
     return out / config["algo"] / f"{short_name(config['env_id'])}-seed{config['seed']}"
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     names = short_names()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
 from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
@@ -33,7 +32,11 @@ from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write
+
+with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
+    import yaml
 
 ZU = "quadrat_env/Zudecken-v0"
 MARKERS = ("<!-- how-well:start -->", "<!-- how-well:end -->")
@@ -102,6 +105,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=at_least(1), default=10_000, help="deals for the cheap players")

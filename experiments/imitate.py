@@ -45,10 +45,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import yaml
 from quadrat_env.agents import evaluate
-from quadrat_env.agents.features import NAMES as FEATURE_NAMES
-from quadrat_env.agents.features import SCORES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import checkpoint
 from quadrat_env.experiments.imitate_labels import (
@@ -61,10 +58,21 @@ from quadrat_env.experiments.imitate_labels import (
     shared_labels,
 )
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument
-from quadrat_env.experiments.runs import RunInterrupted, check_resumable, claim_run_dir, signals_as_exceptions
 
 from quadrat_env import seeds
+from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, save_model
+
+with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
+    import yaml
+    from quadrat_env.agents.features import NAMES as FEATURE_NAMES
+    from quadrat_env.agents.features import SCORES
+    from quadrat_env.experiments.runs import (
+        RunInterrupted,
+        check_resumable,
+        claim_run_dir,
+        signals_as_exceptions,
+    )
 
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHECKPOINT = "checkpoint.npz"
@@ -353,6 +361,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return settings
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)

@@ -106,6 +106,7 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
             try:
                 yield fn(task)
             except Exception as err:
+                _raise_missing_extra(err)
                 raise WorkerFailed(f"{describe(task)} failed: {type(err).__name__}: {err}") from err
         return
     # spawn, not fork: a parent that has used torch (a loaded model) deadlocks forked children
@@ -120,6 +121,7 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
             except BrokenProcessPool as err:
                 raise WorkerFailed(f"a worker process died while running {describe(task)}: {err}") from err
             except Exception as err:
+                _raise_missing_extra(err)
                 raise WorkerFailed(f"{describe(task)} failed in a worker process: "
                                    f"{type(err).__name__}: {err}") from err  # fmt: skip
         finished = True
@@ -147,3 +149,12 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
     for process in list(getattr(pool, "_processes", {}).values()):
         with contextlib.suppress(Exception):
             process.kill()
+
+
+def _raise_missing_extra(err: Exception) -> None:
+    """A task that needs a missing extra fails as that (one line naming the extra), not as a task."""
+    from quadrat_env.extras import missing_extra
+
+    missing = missing_extra(err)
+    if missing is not None:
+        raise missing from err

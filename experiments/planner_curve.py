@@ -18,12 +18,14 @@ from quadrat_env.agents.planner import PlannerAgent
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import positive_number
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
 
 EVAL_SEEDS = seeds.PLANNER_CURVE.start  # the curve's deals: seeds EVAL_SEEDS, EVAL_SEEDS + 1, ...
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="quadrat_env/Zudecken-v0", choices=env_ids())

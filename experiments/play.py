@@ -15,6 +15,7 @@ import numpy as np
 
 import quadrat_env  # noqa: F401  (registers the games)
 from quadrat_env.core.checks import at_least
+from quadrat_env.extras import command
 from quadrat_env.registry import short_names
 
 GAMES = short_names()
@@ -79,6 +80,7 @@ def play(env_id: str, seed: int | None, stdin: TextIO, stdout: TextIO) -> int:
             return 0
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Play Quadrat, Zudecken or Quadrille in the terminal.")
     games = short_names()  # every registered game, including ones registered after import

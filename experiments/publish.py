@@ -14,11 +14,14 @@ import gzip
 import sys
 from pathlib import Path
 
-import yaml
 from quadrat_env.agents.safe_load import load_model
 
+from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_open, atomic_write
 from quadrat_env.registry import short_name as env_name
+
+with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
+    import yaml
 
 MODELS = Path(__file__).parent / "models"
 
@@ -64,6 +67,7 @@ def gzip_monitor_logs(source: Path, target: Path) -> None:
             dst.write(csv.read_bytes())
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("runs", nargs="+", type=Path, help="run folders")

@@ -18,6 +18,7 @@ from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.play import GAMES
 
 from quadrat_env.core.checks import at_least
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_path
 
 
@@ -59,6 +60,7 @@ def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[
     return {"frames": len(frames), "won": bool(info["won"]), "cards_left": int(info["cards_left"])}
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("game", choices=sorted(GAMES))

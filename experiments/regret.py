@@ -28,6 +28,7 @@ from quadrat_env.experiments.compare import BUILT_IN, load_agent, published_mode
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
@@ -73,6 +74,7 @@ def table(result: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     who = p.add_mutually_exclusive_group(required=True)

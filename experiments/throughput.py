@@ -32,6 +32,7 @@ from quadrat_env.agents.greedy import GreedyAgent
 from quadrat_env.experiments.benchmark import update_readme
 
 import quadrat_env
+from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
@@ -204,6 +205,7 @@ def table(r: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=1.5, help="time per env-steps measurement")

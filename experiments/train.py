@@ -32,14 +32,17 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
 from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.runs import check_resumable, claim_run_dir, on_stop_signals
 
 from quadrat_env import seeds
+from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, save_model
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
+
+with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
+    import yaml
+    from quadrat_env.experiments.runs import check_resumable, claim_run_dir, on_stop_signals
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
@@ -356,6 +359,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Sett
     return settings, run_dir
 
 
+@command
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)

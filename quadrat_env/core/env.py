@@ -53,7 +53,10 @@ def _installed(module: str) -> bool:
 
 
 _HAS_PIL, _HAS_PYGAME = _installed("PIL"), _installed("pygame")
-RENDER_MODES = ["ansi"] + ["rgb_array"] * _HAS_PIL + ["human"] * (_HAS_PIL and _HAS_PYGAME)
+# Declared: what this installation can draw, so checkers that try every declared mode pass on a
+# plain install. "human" is declared with Pillow even without pygame: gym.make then passes it to the
+# env, which names the missing extra (undeclared, gym.make would wrap Gymnasium's own window).
+RENDER_MODES = ["ansi"] + ["rgb_array", "human"] * _HAS_PIL
 RESET_OPTIONS = ("deck",)
 
 
@@ -74,6 +77,7 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
         illegal_penalty: float = 0.01,
         max_episode_steps: int | None = None,
     ) -> None:
+        _check_extras(render_mode)
         choice("render_mode", render_mode, (None, *self.metadata["render_modes"]))
         choice("reward_mode", reward_mode, REWARD_MODES)
         choice("illegal_action", illegal_action, ILLEGAL_MODES)
@@ -226,6 +230,17 @@ class PatienceEnv(gym.Env[np.ndarray, np.int64]):
             "illegal_action": bool(ep[EP_ILLEGAL]),
             "won": bool(ep[EP_WON]),
         }
+
+
+def _check_extras(render_mode: Any) -> None:
+    """A picture mode without its packages: one clear error naming the extra to install."""
+    from quadrat_env.extras import needs
+
+    if render_mode in ("rgb_array", "human") and not _HAS_PIL:
+        extra = "render" if render_mode == "rgb_array" else "human"
+        raise needs(extra, "Pillow", f"render_mode={render_mode!r}")
+    if render_mode == "human" and not _HAS_PYGAME:
+        raise needs("human", "pygame", "render_mode='human'")
 
 
 def step_settings(env: PatienceEnv) -> np.ndarray:

@@ -1,0 +1,117 @@
+"""The optional extras, and one clear line when a command needs one that is not installed.
+
+The environments need only gymnasium, numpy and numba. Training, pictures, windows and the other
+frameworks come with extras (``pip install "quadrat-env[train]"`` and so on; from a clone,
+``pip install ".[train]"``). A command that reaches a missing one stops with one line naming the
+extra to install, never a traceback:
+
+* :func:`command` wraps a command's ``main``;
+* :func:`importing` guards a command module's own top-level imports (``python -m`` runs the module
+  itself, so its imports happen before ``main``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+#: The extra that brings each optional top-level module.
+EXTRA_OF = {
+    **dict.fromkeys(
+        (
+            "torch",
+            "stable_baselines3",
+            "sb3_contrib",
+            "tqdm",
+            "rich",
+            "yaml",
+            "tensorboard",
+            "matplotlib",
+            "imageio",
+        ),
+        "train",
+    ),  # fmt: skip
+    "PIL": "render",
+    "pygame": "human",
+    "moviepy": "video",
+    "ray": "ray",
+    **dict.fromkeys(("torchrl", "tensordict", "tianshou", "rl_zoo3"), "frameworks"),
+    "hypothesis": "dev",
+}
+
+
+class MissingExtra(ImportError):
+    """An optional package is not installed; the message names the extra that brings it."""
+
+
+def missing_extra(err: BaseException) -> MissingExtra | None:
+    """``err`` as a :class:`MissingExtra` if it is a missing optional package, else None."""
+    if isinstance(err, MissingExtra):
+        return err
+    if not isinstance(err, ModuleNotFoundError) or not err.name:
+        return None
+    top = err.name.split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    return MissingExtra(f"this needs the '{extra}' extra ({top} is not installed): {_how(extra)}")
+
+
+def needs(extra: str, package: str, what: str) -> MissingExtra:
+    """The error for ``what`` (e.g. ``render_mode='rgb_array'``) without ``package``."""
+    return MissingExtra(f"{what} needs {package}, which comes with the '{extra}' extra: {_how(extra)}")
+
+
+def _how(extra: str) -> str:
+    return f'pip install "quadrat-env[{extra}]" (from a clone: pip install ".[{extra}]")'
+
+
+def _stop(prog: str, err: MissingExtra) -> int:
+    print(f"{prog}: {err}", file=sys.stderr)
+    return 1
+
+
+def command(main: Callable[..., int]) -> Callable[..., int]:
+    """A command's ``main`` that answers a missing extra with one line on stderr and exit status 1."""
+
+    @functools.wraps(main)
+    def run(*args: Any, **kwargs: Any) -> int:
+        try:
+            return main(*args, **kwargs)
+        except (ModuleNotFoundError, MissingExtra) as err:
+            missing = missing_extra(err)
+            if missing is None:
+                raise
+            return _stop(_prog(main), missing)
+
+    return run
+
+
+@contextlib.contextmanager
+def importing(module: str) -> Iterator[None]:
+    """Guard a command module's top-level imports: a missing extra raises :class:`MissingExtra`;
+    when the module runs as a command (``module == "__main__"``), one line and exit status 1."""
+    try:
+        yield
+    except (ModuleNotFoundError, MissingExtra) as err:
+        missing = missing_extra(err)
+        if missing is None:
+            raise
+        if module == "__main__":
+            raise SystemExit(_stop(_prog(None), missing)) from None
+        raise missing from None
+
+
+def _prog(main: Callable[..., Any] | None) -> str:
+    """The command's name as its usage line shows it (argparse's ``prog``)."""
+    import os
+
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name.endswith(".py") and name != "__main__.py":  # python -m: the module's file
+        return name.removesuffix(".py")
+    if name in ("", "-c", "__main__.py"):
+        return (getattr(main, "__module__", None) or "quadrat-env").rsplit(".", 1)[-1]
+    return name

@@ -1,0 +1,102 @@
+"""A missing extra is one clear line naming the extra to install: for every command and every picture
+mode, each run in a fresh interpreter with the extras' packages blocked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from quadrat_env.extras import EXTRA_OF, MissingExtra, missing_extra
+
+BLOCKED = sorted(EXTRA_OF)  # every optional package at once: a plain install
+RUN = """
+import runpy, sys
+for name in {blocked!r}:
+    sys.modules[name] = None
+sys.argv = ["{module}", *{argv!r}]
+runpy.run_module("{module}", run_name="__main__", alter_sys=True)
+"""
+E = "quadrat_env.experiments."
+# a command and arguments that reach a missing extra
+NEEDS_AN_EXTRA = {
+    E + "compare": ["--env", "Zudecken", "--model", "Zudecken-maskable_ppo", "--algo", "maskable_ppo",
+                    "--deals", "3", "--baselines"],
+    E + "benchmark": ["--deals", "3", "--planner-deals", "0"],
+    E + "train": ["--env", "quadrat_env/Zudecken-v0", "--algo", "ppo"],
+    E + "imitate": ["--deals-per-round", "5"],
+    E + "record": ["Zudecken", "--out", "x.gif"],
+    E + "regret": ["--agent", "greedy", "--deals", "3"],
+    E + "how_well": ["--deals", "3"],
+    E + "publish": ["nowhere"],
+    E + "throughput": ["--seconds", "0.1"],
+    E + "grid": ["--help"],
+}  # fmt: skip
+# commands that need no extra
+PLAIN = {
+    E + "compare": ["--env", "Zudecken", "--agent", "greedy", "--deals", "3", "--baselines"],
+    E + "demo": ["--deals", "3"],
+    E + "planner_curve": ["--deals", "2"],
+    "quadrat_env.agents.solver": ["Zudecken", "--seed", "1"],
+    "quadrat_env.agents.exact": ["--ranks", "4"],
+}  # fmt: skip
+
+
+def run(module: str, argv: list[str], tmp_path) -> subprocess.CompletedProcess:
+    code = RUN.format(blocked=BLOCKED, module=module, argv=argv)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, timeout=600)  # fmt: skip
+
+
+@pytest.mark.parametrize(("module", "argv"), NEEDS_AN_EXTRA.items(), ids=lambda x: str(x).split(".")[-1])
+def test_a_command_that_needs_a_missing_extra_says_so_in_one_line(module, argv, tmp_path):
+    out = run(module, argv, tmp_path)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 1 and len(lines) == 1, out.stderr[-2000:]
+    name = module.rsplit(".", 1)[-1]
+    assert lines[0].startswith(f"{name}: ") and 'pip install "quadrat-env[train]"' in lines[0], lines[0]
+    assert not list(tmp_path.iterdir()), "nothing is written before the check"
+
+
+@pytest.mark.parametrize(("module", "argv"), PLAIN.items(), ids=lambda x: str(x).split(".")[-1])
+def test_commands_without_extras_run_on_a_plain_install(module, argv, tmp_path):
+    out = run(module, argv, tmp_path)
+    assert out.returncode in (0, 1) and "Traceback" not in out.stderr, out.stderr[-2000:]
+
+
+RENDER = """
+import sys
+sys.modules[{blocked!r}] = None
+import gymnasium as gym, quadrat_env
+try:
+    {make}
+except ImportError as err:
+    print(type(err).__name__, err)
+"""
+
+
+@pytest.mark.parametrize(("blocked", "mode", "extra", "batched"), [
+    ("PIL", "rgb_array", "render", False), ("PIL", "human", "human", False),
+    ("pygame", "human", "human", False), ("PIL", "rgb_array", "render", True)])  # fmt: skip
+def test_a_picture_mode_without_its_package_names_the_extra(blocked, mode, extra, batched):
+    zu = "quadrat_env/Zudecken-v0"
+    make = (
+        f"gym.make_vec({zu!r}, 2, render_mode={mode!r})"
+        if batched
+        else f"gym.make({zu!r}, render_mode={mode!r})"
+    )
+    code = RENDER.format(blocked=blocked, make=make)
+    out = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert out.stdout.startswith("MissingExtra ") and f'pip install "quadrat-env[{extra}]"' in out.stdout, (
+        out.stdout + out.stderr[-2000:]
+    )
+
+
+def test_only_missing_optional_packages_count_as_missing_extras():
+    assert missing_extra(ModuleNotFoundError("x", name="tqdm.auto")) is not None
+    assert missing_extra(ModuleNotFoundError("x", name="numpy")) is None  # a real dependency: a real error
+    assert missing_extra(ValueError("x")) is None
+    assert isinstance(missing_extra(ModuleNotFoundError("x", name="yaml")), MissingExtra)
