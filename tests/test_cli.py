@@ -33,6 +33,7 @@ GARBAGE = {
     "experiments.demo:main": [["--deals", "0"], ["--show", "-1"], ["--env", "nope"]],
     "experiments.planner_curve:main": [["--deals", "0"], ["--samples", "0"], ["--env", "CartPole-v1"],
                                        ["--time-budget", "-1"], ["--time-budget", "inf"]],
+    "experiments.startup:main": [["--runs", "0"], ["--env", "nope"]],
     "experiments.throughput:main": [["--seconds", "0"], ["--seconds", "nan"], ["--ppo-timesteps", "-1"]],
     "experiments.record:main": [["Nope"], ["Zudecken", "--agent", "smart"], ["Zudecken", "--fps", "0"],
                                 ["Zudecken", "--out", "x.mp4"], ["Zudecken", "--seed", "-2"],

@@ -502,3 +502,10 @@ def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
     assert values.min() >= 0 and values.max() > 0
     assert rows[-1]["per_deal"] == pytest.approx(values.sum() / 15)
     assert max(saved["stock"]) <= 48 and "| all |" in capsys.readouterr().out
+
+
+def test_startup_measures_first_use_in_fresh_processes():
+    from quadrat_env.experiments import startup
+
+    cold, warm = startup.measure("quadrat_env/Quadrat-v0", runs=1)
+    assert cold > 0 and warm > 0
