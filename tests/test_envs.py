@@ -273,3 +273,14 @@ def test_env_docstring_is_the_spec_and_prints_the_layout(env_id):
     assert layout.size == env.observation_space.shape[0]
     for line in layout.table().splitlines():  # the table is printed from the layout itself
         assert line in doc, line
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_docstring_is_the_spec_under_gymnasiums_headings(env_id):
+    doc = gym.make(env_id).unwrapped.__doc__
+    first = doc.splitlines()[0]
+    assert first and not first.startswith(("class ", " ")) and first.endswith("."), first
+    headings = ["Description", "Action Space", "Observation Space", "Rewards", "Episode End", "Arguments",
+                "Version History"]  # fmt: skip
+    found = [line.strip()[3:] for line in doc.splitlines() if line.strip().startswith("## ")]
+    assert found == headings

@@ -13,9 +13,7 @@ from quadrat_env.games.quadrille.kernel import LAYOUT
 from quadrat_env.games.quadrille.picture import quadrille_frame, quadrille_text
 from quadrat_env.games.quadrille.rules import QuadrilleRules, QuadrilleState
 
-_DOC = """
-class QuadrilleEnv(PatienceEnv):
-Quadrille (Captive Queens): build eight piles around the four queens from one hand.
+_DOC = """Quadrille (Captive Queens): build eight piles around the four queens from one hand.
 
     ## Description
     Twelve piles start empty, the whole 52-card deck is the hand, the discard pile is empty. Four
