@@ -4,14 +4,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup benchmark demo test lint clean
+.PHONY: setup benchmark demo test lint docs clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,render,human,frameworks,ray]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs,render,human,frameworks,ray]"
 	touch $(STAMP)
 
 benchmark: setup
@@ -22,6 +22,9 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 lint: setup
 	$(VENV)/bin/ruff check .

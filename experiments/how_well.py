@@ -1,7 +1,7 @@
 """How well can Zudecken be played? Every kind of player on the benchmark's held-out deals, one table.
 
     python -m quadrat_env.experiments.how_well                     # about 8 minutes on 2 cores
-    python -m quadrat_env.experiments.how_well --update-readme
+    python -m quadrat_env.experiments.how_well --update-docs
 
 Rows: random, largest-group greedy, the hand rule, the committed learned policies (each training
 seed), the planner at several sample budgets, and two upper bounds (:mod:`quadrat_env.agents.bounds`):
@@ -28,7 +28,7 @@ from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments.benchmark import MODELS, model_paths, update_readme
+from quadrat_env.experiments.benchmark import MODELS, docs_page, model_paths, update_page
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
@@ -39,6 +39,7 @@ with importing(__name__):  # the 'train' extra: one line naming it, not a traceb
     import yaml
 
 ZU = "quadrat_env/Zudecken-v0"
+PAGE = Path("docs") / "research" / "zudecken.md"  # --update-docs, from the repository root
 MARKERS = ("<!-- how-well:start -->", "<!-- how-well:end -->")
 
 
@@ -125,17 +126,21 @@ def main(argv: list[str] | None = None) -> int:
         help="unseen orders sampled per deal for the one-level bound",
     )
     p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--update-readme", action="store_true")
+    p.add_argument(
+        "--update-docs", action="store_true", help=f"write the table into {PAGE} (repository root)"
+    )
     args = p.parse_args(argv)
+    if args.update_docs:
+        docs_page(p, PAGE)
     rows = run(args.deals, args.planner_deals, args.budgets, args.bound_deals, args.bound_samples)
     args.out.mkdir(parents=True, exist_ok=True)
     atomic_write(args.out / "how_well.json", json.dumps(rows, indent=2))
     md = table(rows)
     atomic_write(args.out / "how_well.md", md)
     print("\n" + md)
-    if args.update_readme:
+    if args.update_docs:
         command = "python -m quadrat_env.experiments.how_well " + " ".join(argv or sys.argv[1:])
-        update_readme(md, command, markers=MARKERS)
+        update_page(PAGE, md, command, MARKERS)
     return 0
 
 

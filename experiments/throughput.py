@@ -1,7 +1,7 @@
 """Env-steps per second, all measured in one run on this machine: single envs, vector envs, greedy, PPO.
 
     python -m quadrat_env.experiments.throughput                # about six minutes on 2 cores
-    python -m quadrat_env.experiments.throughput --update-readme
+    python -m quadrat_env.experiments.throughput --update-docs
 
 Measures, with random legal actions unless said otherwise (the action choice is inside the timing):
 
@@ -29,7 +29,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.greedy import GreedyAgent
-from quadrat_env.experiments.benchmark import update_readme
+from quadrat_env.experiments.benchmark import docs_page, update_page
 
 import quadrat_env
 from quadrat_env.extras import command
@@ -37,6 +37,7 @@ from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
 SIZES = (64, 1024, 4096)
+PAGE = Path("docs") / "speed.md"  # --update-docs, from the repository root
 MARKERS = ("<!-- throughput:start -->", "<!-- throughput:end -->")
 
 
@@ -211,8 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=1.5, help="time per env-steps measurement")
     p.add_argument("--ppo-timesteps", type=int, default=65536, help="per training measurement; 0 skips it")
     p.add_argument("--out", type=Path, default=Path("results"))
-    p.add_argument("--update-readme", action="store_true")
+    p.add_argument(
+        "--update-docs", action="store_true", help=f"write the table into {PAGE} (repository root)"
+    )
     args = p.parse_args(argv)
+    if args.update_docs:
+        docs_page(p, PAGE)
     if not args.seconds > 0 or args.ppo_timesteps < 0:
         p.error("--seconds must be > 0 and --ppo-timesteps >= 0")
     results = run(args.seconds, args.ppo_timesteps)
@@ -221,9 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     md = table(results)
     atomic_write(args.out / "throughput.md", md)
     print(md)
-    if args.update_readme:
-        command = "python -m quadrat_env.experiments.throughput --update-readme"
-        update_readme(md, command, markers=MARKERS)
+    if args.update_docs:
+        command = "python -m quadrat_env.experiments.throughput --update-docs"
+        update_page(PAGE, md, command, MARKERS)
     return 0
 
 

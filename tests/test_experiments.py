@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -15,6 +16,7 @@ from quadrat_env.experiments import benchmark, train
 
 from quadrat_env import seeds
 
+ROOT = Path(__file__).resolve().parents[1]
 ZU = "quadrat_env/Zudecken-v0"
 
 
@@ -63,15 +65,33 @@ def test_benchmark_json_schema(models, tmp_path):
     assert (out / "win_rates.png").stat().st_size > 1000
 
 
-def test_readme_markers_are_replaced(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{benchmark.MARKERS[0]}\nold\n{benchmark.MARKERS[1]}\nrest\n")
-    benchmark.update_readme("| new |\n", "cmd", readme)
-    text = readme.read_text()
+def test_page_markers_are_replaced(tmp_path):
+    page = tmp_path / "benchmark.md"
+    page.write_text(f"intro\n{benchmark.MARKERS[0]}\nold\n{benchmark.MARKERS[1]}\nrest\n")
+    benchmark.update_page(page, "| new |\n", "cmd")
+    text = page.read_text()
     assert "old" not in text and "| new |" in text and text.endswith(f"{benchmark.MARKERS[1]}\nrest\n")
-    readme.write_text("no markers")
+    page.write_text("no markers")
     with pytest.raises(ValueError, match="lacks the markers"):
-        benchmark.update_readme("x", "cmd", readme)
+        benchmark.update_page(page, "x", "cmd")
+
+
+def test_the_readme_headline_is_the_benchmarks_zudecken_table():
+    import json
+
+    result = json.loads((ROOT / "results" / "benchmark.json").read_text())
+    table = benchmark.headline(result)
+    readme = (ROOT / "README.md").read_text()
+    start, end = (readme.index(m) for m in benchmark.HEADLINE)
+    assert table in readme[start:end]  # what the committed results give, as committed
+    assert "| **exact optimum** | not known | – | 62.29% | 100% |" in table
+
+
+def test_update_docs_outside_the_repository_is_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        benchmark.main(["--update-docs", "--deals", "1"])
+    assert exc.value.code == 2 and "run it from the repository root" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("command", "argv"), [

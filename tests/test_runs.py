@@ -1,5 +1,5 @@
 """Runs are never mixed or silently replaced; only finished, loadable runs are published; a
-one-game benchmark never replaces the all-games README table."""
+one-game benchmark never replaces the all-games tables."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def test_publish_takes_only_finished_loadable_runs(finished, tmp_path):
     assert yaml.safe_load(config.read_text())["seed"] == 1
 
 
-def test_a_one_game_benchmark_may_not_rewrite_the_readme_table(capsys):
+def test_a_one_game_benchmark_may_not_rewrite_the_docs_tables(capsys):
     with pytest.raises(SystemExit) as exc:
-        benchmark.main(["--env", ZU, "--update-readme", "--deals", "1"])
+        benchmark.main(["--env", ZU, "--update-docs", "--deals", "1"])
     assert exc.value.code == 2 and "without --env" in capsys.readouterr().err

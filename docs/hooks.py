@@ -1,0 +1,60 @@
+"""MkDocs hooks: pages made from the code and the results at build time, never kept twice.
+
+* ``environments/<Name>.md`` for every registered ID: the env class docstring (the spec, under
+  Gymnasium's headings), with its picture, the ID's kwargs and its registration, as Gymnasium's
+  ``docs/_scripts/gen_mds.py`` makes its env pages;
+* ``results/*.png`` (the benchmark's plots) and ``changelog.md`` (CHANGELOG.md), as they are.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def env_page(env_id: str) -> str:
+    """The Markdown page of one ID, from its env class docstring."""
+    import gymnasium as gym
+
+    from quadrat_env.registry import short_name, spec_for
+
+    spec, name = spec_for(env_id), short_name(env_id)
+    doc = inspect.cleandoc(spec.env_class.__doc__ or "")
+    summary, _, body = doc.partition("\n")
+    kwargs = dict(spec.ids[env_id])
+    lines = [f"# {name}", "", f"**{summary.strip()}**", ""]
+    if (ROOT / "docs" / f"{name}.gif").is_file():  # an episode of this ID (experiments/record.py)
+        lines += [f"![{name}](../{name}.gif)", ""]
+    made = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    lines += [
+        "| | |",
+        "|---|---|",
+        f"| ID | `{env_id}` |",
+        f'| make | `gym.make("{env_id}")`{" (" + made + ")" if made else ""} |',
+        f'| batched | `gym.make_vec("{env_id}", num_envs=N)` |',
+        f"| action space | `{gym.make(env_id).action_space}` |",
+        f"| observation space | `Box(0, 1, {gym.make(env_id).observation_space.shape}, float32)` |",
+        f"| time limit | {spec.max_episode_steps} steps |",
+        "",
+    ]
+    return "\n".join(lines) + "\n" + body.strip() + "\n"
+
+
+def on_files(files: Files, config: Any) -> Files:
+    import quadrat_env
+    from quadrat_env.registry import short_name
+
+    for env_id in quadrat_env.ENV_IDS:
+        files.append(
+            File.generated(config, f"environments/{short_name(env_id)}.md", content=env_page(env_id))
+        )
+    for png in sorted((ROOT / "results").glob("*.png")):
+        files.append(File.generated(config, f"results/{png.name}", abs_src_path=str(png)))
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    files.append(File.generated(config, "changelog.md", content=changelog))
+    return files

@@ -1,0 +1,40 @@
+"""The documentation site builds in strict mode (a broken link or reference fails), and the Python
+examples of its pages and of the README run as written."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# The framework pages' scripts run in tests/test_frameworks.py; adding-a-game.md shows fragments of
+# tests/test_new_game.py, which runs them whole.
+PAGES = sorted(
+    p for p in (ROOT / "docs").rglob("*.md") if "frameworks" not in p.parts and p.name != "adding-a-game.md"
+) + [ROOT / "README.md"]
+
+
+def test_the_site_builds_in_strict_mode(tmp_path):
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")]
+    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-4000:]
+    for env_page in ("Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"):
+        html = (tmp_path / "site" / "environments" / env_page / "index.html").read_text()
+        assert "Version History" in html and "Action Space" in html
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if "```python" in p.read_text()], ids=lambda p: p.name)
+def test_the_python_examples_of_a_page_run(page, tmp_path):
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    script = tmp_path / "example.py"
+    script.write_text("\n".join(blocks))  # the page's blocks in order, as a reader runs them
+    out = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
