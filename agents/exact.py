@@ -18,12 +18,10 @@ each cell covered, up or unseen; its key is the least, over the 24 orders of the
 columns sorted (rank renamings are the column orders).
 
 Rules (the env's, ``quadrat_env/Zudecken-v0``): a group of two to four upcards (``cover="pairs"``:
-two) in which every card shares a suit or a rank with another card of the group may be covered;
-the covered slots are refilled from the stock while it lasts. ``win="cleared"``: won when the stock
-and the table are empty; ``win="dealt"``: won when the stock is empty.
-
-Command line: ``python -m quadrat_env.agents.exact --ranks N`` prints the value with 12 significant
-digits, the number of canonical positions, the time and the peak memory.
+two), each sharing a suit or a rank with another of the group, may be covered; the covered slots
+are refilled from the stock. ``win="cleared"``: won when stock and table are empty; ``"dealt"``:
+when the stock is. ``python -m quadrat_env.agents.exact --ranks N``: the value (12 digits),
+positions, time, memory.
 """
 
 from __future__ import annotations

@@ -254,17 +254,12 @@ def headline(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@command
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--deals", type=int, default=1000, help="held-out deals per env and agent")
     p.add_argument("--planner-deals", type=int, default=100, help="deals for the (slow) planner; 0: skip")
-    p.add_argument(
-        "--planner-samples",
-        type=int,
-        default=SAMPLES,
-        help=f"samples per decision at most (default {SAMPLES}; fewer once a decision is settled)",
-    )
+    p.add_argument("--planner-samples", type=int, default=SAMPLES,
+                   help=f"samples per decision at most (default {SAMPLES}; fewer once settled)")  # fmt: skip
     p.add_argument("--solver-deals", type=int, help="deals for the solver bound (default: --deals)")
     p.add_argument("--env", action="append", choices=env_ids(), help="only these env IDs")
     p.add_argument("--models", type=Path, default=MODELS)
@@ -275,7 +270,11 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"the tables into {PAGE}, the headline into {README} (repository root)")  # fmt: skip
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
-    args = p.parse_args(argv)
+    return p
+
+
+def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Every argument checked before any work (a bad one: one line, exit 2)."""
     check_ray_argument(p, args)
     args.solver_deals = args.solver_deals or args.deals
     if min(args.deals, args.solver_deals, args.planner_samples, args.jobs) < 1 or args.planner_deals < 0:
@@ -286,6 +285,13 @@ def main(argv: list[str] | None = None) -> int:
         docs_page(p, PAGE), docs_page(p, README)
     if not args.models.is_dir():
         p.error(f"--models {args.models} is not a folder")
+
+
+@command
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    _check(p, args)
     start = time.perf_counter()
     try:
         result = run(args)

@@ -1,7 +1,14 @@
-"""Where does a Zudecken player lose? Its regret per decision against sampled estimates, by stock size.
+"""Where does a Zudecken player lose? Its regret per decision, by stock size: exact where the exact
+solver plays the pack (Zudecken32), against sampled estimates elsewhere.
 
     python -m quadrat_env.experiments.regret --model Zudecken-maskable_ppo --algo maskable_ppo
     python -m quadrat_env.experiments.regret --agent planner          # the noise floor of the estimate
+    python -m quadrat_env.experiments.regret --env Zudecken32 --agent greedy     # exact regrets
+
+With ``--env Zudecken32`` each legal move's value is its exact optimal win probability
+(:class:`quadrat_env.agents.exact.OptimalAgent`), so the regret (the best move's value minus the
+chosen one's) is exact, and summed over a deal it is the share of a win the player's choices gave
+away in that deal. For 52 cards:
 
 The player plays validation deals (training seeds, never the benchmark's). At every decision with
 more than one legal move, each legal move's chance to win is estimated as the share of ``--samples``
@@ -32,16 +39,39 @@ from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
 ZU = "quadrat_env/Zudecken-v0"
+ENVS = ("Zudecken", "Zudecken32")
 #: Stock-size bins of the table (cards still in the stock when the decision is made).
 BINS = ((0, 10), (10, 20), (20, 30), (30, 49))
 
 
-def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = True) -> dict[str, Any]:
+def move_values(env_id: str, samples: int, seed: int) -> tuple[Any, str]:
+    """``values(obs, moves) -> array``: each legal move's win probability, exact where the exact
+    solver plays the pack, else its share of ``samples`` sampled unseen orders; and which it is."""
+    from quadrat_env.agents.exact import OptimalAgent, solvable
+
+    if solvable(env_id):
+        optimal = OptimalAgent(env_id)
+
+        def exact(obs: np.ndarray, mask: np.ndarray, moves: np.ndarray) -> np.ndarray:
+            values = optimal.action_values(obs, mask)
+            return np.array([values.get(int(m), 0.0) for m in moves])
+
+        return exact, "exact optimal values"
+    solver, rng = Solver(gym.make(env_id).unwrapped.game), np.random.default_rng(seed)
+
+    def sampled(obs: np.ndarray, mask: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        return solver.win_shares(obs, moves, rng, samples)
+
+    return sampled, f"{samples}-sample estimates"
+
+
+def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = True,
+            env_id: str = ZU) -> dict[str, Any]:  # fmt: skip
     """Play ``deals`` with ``agent``; per decision with a choice: its regret and the stock size."""
     from tqdm.auto import tqdm
 
-    env = gym.make(ZU).unwrapped
-    solver, rng = Solver(env.game), np.random.default_rng(seed)
+    env = gym.make(env_id).unwrapped
+    values, how = move_values(env_id, samples, seed)
     regret, stock, wins = [], [], 0
     for deal in tqdm(deals, unit="deal", desc="regret", disable=None if progress else True):
         obs, info = env.reset(seed=deal)
@@ -51,12 +81,13 @@ def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = 
             action = int(agent.predict(obs, action_masks=mask, deterministic=True)[0])
             moves = np.flatnonzero(mask)
             if len(moves) > 1:
-                share = solver.win_shares(obs, moves, rng, samples)
+                share = values(obs, mask, moves)
                 regret.append(float(share.max() - share[np.searchsorted(moves, action)]))
                 stock.append(env.state.stock_size)
             obs, reward, done, _, info = env.step(action)
         wins += reward > 0
-    return {"regret": np.array(regret), "stock": np.array(stock), "wins": int(wins), "deals": len(deals)}
+    return {"regret": np.array(regret), "stock": np.array(stock), "wins": int(wins), "deals": len(deals),
+            "values": how}  # fmt: skip
 
 
 def table(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -67,6 +98,8 @@ def table(result: dict[str, Any]) -> list[dict[str, Any]]:
     for name, keep in [*((f"stock {lo}-{hi - 1}", (st >= lo) & (st < hi)) for lo, hi in BINS),
                        ("all", np.ones(len(r), dtype=bool))]:  # fmt: skip
         part = r[keep]
+        if not len(part) and name != "all":  # a bin the pack never reaches (32 cards: stock <= 28)
+            continue
         rows.append({"decisions": name, "count": int(keep.sum()),
                      "mean_regret": float(part.mean()) if len(part) else 0.0,
                      "over_5_points": float((part > 0.05).mean()) if len(part) else 0.0,
@@ -81,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     who.add_argument("--agent", help=f"{', '.join(BUILT_IN)}, or module:factory")
     who.add_argument("--model", type=published_model, help="a saved model, or a shipped one by name")
     p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model")
+    p.add_argument("--env", choices=ENVS, default="Zudecken",
+                   help="Zudecken32: exact regrets (the exact solver: about 70 s first)")  # fmt: skip
     p.add_argument("--deals", type=at_least(1), default=400)
     p.add_argument("--samples", type=at_least(2), default=1024, help="sampled unseen orders per decision")
     p.add_argument("--seed", type=at_least(0), default=0, help="the sampling's random seed")
@@ -90,13 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.model is not None and args.algo is None:
         p.error(f"--model needs --algo (one of {', '.join(ALGOS)})")
     try:  # a bad agent or model file is one line, before any play
-        agent = load_agent(("model", str(args.model), args.algo) if args.model else ("agent", args.agent), ZU)
+        env_id = f"quadrat_env/{args.env}-v0"
+        who = ("model", str(args.model), args.algo) if args.model else ("agent", args.agent)
+        agent = load_agent(who, env_id)
     except (ValueError, FileNotFoundError) as err:
         p.error(str(err))
-    result = regrets(agent, seeds.VALIDATION.take(args.deals), args.samples, args.seed, not args.no_progress)
+    result = regrets(agent, seeds.VALIDATION.take(args.deals), args.samples, args.seed, not args.no_progress,
+                     env_id)  # fmt: skip
     rows = table(result)
-    print(f"{agent.name}: won {result['wins']} of {result['deals']} validation deals; regret against "
-          f"{args.samples}-sample estimates:")  # fmt: skip
+    print(f"{agent.name} on {args.env}: won {result['wins']} of {result['deals']} validation deals; regret "
+          f"against {result['values']}:")  # fmt: skip
     print("| decisions | count | mean regret | regret > 0.05 | regret per deal |\n|---|---:|---:|---:|---:|")
     for row in rows:
         print(f"| {row['decisions']} | {row['count']} | {row['mean_regret']:.4f} | "
@@ -105,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         out = {
             "agent": agent.name,
+            "env_id": env_id,
+            "values": result["values"],
             "samples": args.samples,
             "wins": result["wins"],
             "deals": result["deals"],

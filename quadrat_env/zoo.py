@@ -7,7 +7,10 @@ rl-zoo3 (2.9) knows no MaskablePPO, and its evaluation callback, ``enjoy`` and `
 - evaluation during training passes masks (sb3-contrib's ``MaskableEvalCallback``) for ppo_mask;
 - ``enjoy`` and ``record_video`` pass the test env's masks to a ppo_mask model's ``predict``;
 - the project's IDs are registered (no ``--gym-packages`` needed, which ``record_video`` lacks);
-- ``train`` without ``--conf-file`` uses the YAML this project ships for the algorithm.
+- ``train`` without ``--conf-file`` uses the YAML this project ships for the algorithm (entries for
+  the native batched env train with 8 envs: the zoo writes one Monitor file per env);
+- evaluations report the win rate ("Success rate"; ``successes`` in ``evaluations.npz``), over 200
+  episodes unless ``--eval-episodes`` says otherwise.
 
     python -m quadrat_env.zoo train --algo ppo_mask --env quadrat_env/Zudecken-v0
     python -m quadrat_env.zoo enjoy --algo ppo_mask --env quadrat_env/Zudecken-v0 -f logs/ --no-render
@@ -33,6 +36,12 @@ USAGE = "usage: python -m quadrat_env.zoo {train,enjoy,record_video} [rl-zoo3 ar
 
 #: Keys of the project's YAML that the zoo has no use for (it picks its own VecEnv: ``--vec-env``).
 PROJECT_KEYS = ("vec_env",)
+#: The zoo runs one Monitor-wrapped env per ``n_envs`` in SB3's DummyVecEnv (one log file each), not
+#: the native batched env the project's YAML asks for with its 1,024 envs: those entries train here
+#: with 8 envs and rollouts of the same order (8 x 256 steps, batch 512).
+ZOO_ROLLOUT = {"n_envs": 8, "n_steps": 256, "batch_size": 512}
+#: Evaluation episodes when ``train`` is not told (the zoo's default, 5, says nothing about a win rate).
+EVAL_EPISODES = 200
 
 
 def shipped_config(algo: str) -> str | None:
@@ -56,6 +65,8 @@ def zoo_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """One env's hyperparameters as the zoo takes them: ``observe_mask`` (plain PPO) becomes the
     single-env wrapper that appends the mask, since the zoo builds its own VecEnv."""
     out = {k: v for k, v in entry.items() if k not in (*PROJECT_KEYS, "observe_mask")}
+    if entry.get("vec_env") == "native":
+        out.update(ZOO_ROLLOUT)
     if entry.get("observe_mask"):
         out["env_wrapper"] = "quadrat_env.wrappers.MaskInObservation"
     return out
@@ -91,6 +102,11 @@ def install() -> None:
         def _init_callback(self) -> None:
             super()._init_callback()
             self.use_masking = isinstance(self.model, MaskablePPO)
+
+        def _log_success_callback(self, locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+            # a won deal is a success: the zoo prints and logs the win rate of every evaluation
+            if locals_["done"]:
+                self._is_success_buffer.append(bool(locals_["info"].get("won", False)))
 
     def remembering(create: Any) -> Any:
         def create_test_env(*args: Any, **kwargs: Any) -> Any:
@@ -130,6 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     if command == "train" and not any(a.startswith(("--conf-file", "-conf")) for a in rest):
         config = shipped_config(_algo(rest))
         rest += ["--conf-file", config] if config else []
+    if command == "train" and not any(a.startswith("--eval-episodes") for a in rest):
+        rest += ["--eval-episodes", str(EVAL_EPISODES)]
     sys.argv = [f"quadrat_env.zoo {command}", *rest]
     # record_video has no main function: every command runs as the zoo's own ``python -m``
     runpy.run_module(COMMANDS[command], run_name="__main__", alter_sys=True)

@@ -74,9 +74,22 @@ def test_rl_zoo3_trains_evaluates_and_plays_ppo_mask_with_masks(tmp_path):
     evaluations = np.load(run_dir / "evaluations.npz")
     # unmasked, a fresh policy repeats illegal actions: 200 steps and a negative return per episode
     assert evaluations["results"].min() >= 0 and evaluations["ep_lengths"].max() < 100
+    assert evaluations["successes"].shape[1] == 10  # each evaluation's episodes: won or not
+    assert 1 <= len(list(run_dir.glob("*.monitor.csv"))) <= 4 + 1  # one per env (and the eval env)
     out = run(["-m", "quadrat_env.zoo", "enjoy", "--algo", "ppo_mask", "--env", ZU, "-f", "logs",
                "--no-render", "-n", "300", "--env-kwargs", "illegal_action:'raise'"], tmp_path)  # fmt: skip
     assert "Episode Reward" in out
+
+
+def test_the_zoo_gets_the_projects_hyperparameters_with_a_dummy_vec_env_sized_rollout():
+    import yaml
+
+    from quadrat_env.zoo import ZOO_ROLLOUT, shipped_config
+
+    table = yaml.safe_load(Path(shipped_config("ppo_mask")).read_text())
+    entry = table[ZU]
+    assert {k: entry[k] for k in ZOO_ROLLOUT} == ZOO_ROLLOUT  # 8 envs (8 Monitor files), not 1,024
+    assert "vec_env" not in entry and entry["n_epochs"] == 4
 
 
 def test_zoo_without_a_command_is_one_line_and_exit_2(capsys):
