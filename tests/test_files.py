@@ -38,9 +38,9 @@ WRITERS = {
         "from quadrat_env.agents.evaluate import Episode, write_deals\n"
         "write_deals(PATH, [Episode(i, True, 0, 10, 0, 1.0) for i in range(20_000)])"
     ),
-    "update_readme": (
-        "from quadrat_env.experiments.benchmark import update_readme\n"
-        "update_readme('| x |\\n' * 20_000, 'cmd', readme=PATH, markers=('<!-- a -->', '<!-- b -->'))"
+    "update_page": (
+        "from quadrat_env.experiments.benchmark import update_page\n"
+        "update_page(PATH, '| x |\\n' * 20_000, 'cmd', markers=('<!-- a -->', '<!-- b -->'))"
     ),
 }
 
