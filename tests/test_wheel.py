@@ -38,9 +38,24 @@ print("gymnasium", gym.__version__, "ok")
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """The wheel of the files git knows (tracked or new, not ignored), built from a clean copy: an
+    in-tree build would reuse the
+    repository's build/ folder, where files of removed modules may linger."""
+    import shutil
+
+    out, source = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("source") / "quadrat-env"
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    for name in filter(None, tracked.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(out), str(ROOT)], check=True, capture_output=True)  # fmt: skip
+                    "-w", str(out), str(source)], check=True, capture_output=True)  # fmt: skip
     (path,) = out.glob("quadrat_env-*.whl")
     return path
 
