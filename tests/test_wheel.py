@@ -39,8 +39,7 @@ print("gymnasium", gym.__version__, "ok")
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     """The wheel of the files git knows (tracked or new, not ignored), built from a clean copy: an
-    in-tree build would reuse the
-    repository's build/ folder, where files of removed modules may linger."""
+    in-tree build would reuse the repository's build/ folder, where removed modules may linger."""
     import shutil
 
     out, source = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("source") / "quadrat-env"
