@@ -28,10 +28,12 @@ from __future__ import annotations
 import itertools
 
 import gymnasium as gym
+import numpy as np
 import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from quadrat_env.cards import PACKS
 from quadrat_env.games.zudecken.rules import zudecken
 from quadrat_env.slots.kernel import GROUPS, MATCH, NUM_SLOTS, PAIR_SLOTS
 
@@ -142,7 +144,7 @@ class SuitRankLayer(nn.Module):
         self.own = nn.Linear(inputs, outputs)
         self.suit, self.rank, self.grid = (nn.Linear(inputs, outputs, bias=False) for _ in range(3))
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:  # h: (n, 4 suits, 13 ranks, channels)
+    def forward(self, h: torch.Tensor) -> torch.Tensor:  # h: (n, 4 suits, ranks, channels)
         return (self.own(h) + self.suit(h.mean(2, keepdim=True)) + self.rank(h.mean(1, keepdim=True))
                 + self.grid(h.mean((1, 2), keepdim=True)))  # fmt: skip
 
@@ -153,9 +155,10 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
     After a group is covered, what decides the rest of the deal is the set of upcards the move
     keeps and the set of unseen cards (the covered slots refill from a random order of them, and
     slots are all alike). So one network ``V(kept, unseen)`` scores every move, learning from all
-    moves of all decisions at once, on the 4 x 13 suit-by-rank grid with 4 channels per card:
-    unseen, kept, stock size / 48, kept upcards / 4; four residual :class:`SuitRankLayer` layers
-    of 32 channels, then the grid's mean and the kept cards' sum into a 64-unit head.
+    moves of all decisions at once, on the suit-by-rank grid (4 x 13; 4 x 8 for the 32-card pack)
+    with 4 channels per card: unseen, kept, stock size / its largest (48; 28), kept upcards / 4;
+    four residual :class:`SuitRankLayer` layers of 32 channels, then the grid's mean and the kept
+    cards' sum into a 64-unit head. Its weights do not depend on the pack's size.
 
     Output (12 features, the move logits): entry ``m`` < 11 is ``V`` after move ``m`` when group
     ``m`` can be covered (every card in it matches another in suit or rank), else
@@ -164,11 +167,16 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
     """
 
     def __init__(self, observation_space: gym.spaces.Box) -> None:
-        if observation_space.shape != (LAYOUT.size,):
-            raise ValueError(f"ZudeckenAfterstates expects Zudecken's (269,) observation, got "
+        sizes = {zudecken(n_cards=p).layout.size: p for p in PACKS}  # 269: 52 cards, 169: 32 cards
+        if len(observation_space.shape) != 1 or observation_space.shape[0] not in sizes:
+            raise ValueError(f"ZudeckenAfterstates expects a Zudecken observation, {tuple(sizes)}, got "
                              f"{observation_space.shape}")  # fmt: skip
         super().__init__(observation_space, features_dim=len(GROUPS) + 1)
-        same = torch.as_tensor(MATCH[1, :PACK, :PACK])  # the rules' table: same suit or same rank
+        # the pack's cards in observation order, suit by suit: the grid is 4 suits x pack / 4 ranks
+        self.pack = sizes[observation_space.shape[0]]
+        layout, cards = zudecken(n_cards=self.pack).layout, list(PACKS[self.pack])
+        self.upcards, self.unseen = layout["upcards"].slice, layout["unseen"].slice
+        same = torch.as_tensor(MATCH[1][np.ix_(cards, cards)])  # the rules' table: same suit or rank
         self.register_buffer("same", same.float(), persistent=False)
         self.register_buffer("other", 1 - torch.eye(NUM_SLOTS), persistent=False)  # not its own match
         self.register_buffer("keep", KEEP, persistent=False)
@@ -185,12 +193,13 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         return (partner | (self.member == 0)).all(-1)
 
     def grid(self, observations: torch.Tensor, rows: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
-        """The afterstates of ``moves`` in ``observations[rows]``: (k, 4, 13, 4)."""
-        obs = observations[rows]
-        kept = (obs[:, UPCARDS].reshape(-1, NUM_SLOTS, PACK) * self.keep[moves][:, :, None]).sum(1)
-        unseen = obs[:, UNSEEN]
-        scalars = torch.stack([unseen.sum(1) / 48, kept.sum(1) / 4], 1)[:, None, :].expand(-1, PACK, 2)
-        return torch.cat([torch.stack([unseen, kept], -1), scalars], -1).reshape(-1, 4, 13, 4)
+        """The afterstates of ``moves`` in ``observations[rows]``: (k, 4 suits, ranks, 4)."""
+        obs, pack = observations[rows], self.pack
+        kept = (obs[:, self.upcards].reshape(-1, NUM_SLOTS, pack) * self.keep[moves][:, :, None]).sum(1)
+        unseen = obs[:, self.unseen]
+        stock = unseen.sum(1) / (pack - NUM_SLOTS)
+        scalars = torch.stack([stock, kept.sum(1) / 4], 1)[:, None, :].expand(-1, pack, 2)
+        return torch.cat([torch.stack([unseen, kept], -1), scalars], -1).reshape(-1, 4, pack // 4, 4)
 
     def value(self, grid: torch.Tensor) -> torch.Tensor:
         """The logit that the deal can still be won from each afterstate."""
@@ -202,7 +211,7 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         return self.head(torch.cat([h.mean((1, 2)), (h * kept).sum((1, 2)) / NUM_SLOTS], -1)).squeeze(-1)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        up = observations[:, UPCARDS].reshape(-1, NUM_SLOTS, PACK)
+        up = observations[:, self.upcards].reshape(-1, NUM_SLOTS, self.pack)
         rows, moves = torch.nonzero(self.coverable(up), as_tuple=True)  # only moves that exist are scored
         scores = torch.full((len(observations), self.features_dim), UNSCORED, dtype=observations.dtype,
                             device=observations.device)  # fmt: skip

@@ -39,7 +39,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,6 @@ from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import checkpoint
 from quadrat_env.experiments.imitate_labels import (
     ENV_ID,
-    Collection,
     collect_parallel,
     joined,
     read_labels,
@@ -62,11 +61,12 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, save_model
+from quadrat_env.registry import short_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
-    from quadrat_env.agents.features import NAMES as FEATURE_NAMES
     from quadrat_env.agents.features import SCORES
+    from quadrat_env.experiments.imitate_settings import Settings
     from quadrat_env.experiments.runs import (
         RunInterrupted,
         check_resumable,
@@ -76,88 +76,6 @@ with importing(__name__):  # the 'train' extra: one line naming it, not a traceb
 
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHECKPOINT = "checkpoint.npz"
-LOSSES = ("bce", "softmax")
-LR_DECAYS = ("none", "cosine")
-
-
-def _opt(default: Any, help: str, **argparse_kwargs: Any) -> Any:  # noqa: A002
-    """A setting that is also a command-line option (``--name-with-dashes``)."""
-    return field(default=default, metadata={"help": help, **argparse_kwargs})
-
-
-@dataclass
-class Settings:
-    """Everything an imitation run depends on: the command line's options (each field with a help
-    text is one), resolved. The run folder's ``config.yml`` is this object (with, once made, how
-    round 0's labels were made)."""
-
-    env_id: str = ENV_ID
-    algo: str = "maskable_ppo"
-    method: str = "imitation of solver labels (per-move BCE)"
-    seed: int = _opt(0, "training seed (its deals, the network's initial weights)")
-    rounds: int = _opt(1, "round 0 follows winning moves, later rounds the network (DAgger); each "
-                       "round's labels join the earlier ones")  # fmt: skip
-    deals_per_round: int = _opt(150_000, "training deals played and labelled per round")
-    epochs: int = _opt(4, "passes over the data, per round")
-    eval_every: int = _opt(1, "epochs between validation checkpoints")
-    epsilon: float = _opt(0.1, "share of random moves when collecting")
-    features: str = _opt(SCORES, "the policy network's features", choices=FEATURE_NAMES)
-    batch_size: int = 256
-    learning_rate: float = 1e-3
-    net_arch: list[int] | None = _opt(None, "hidden layer sizes of the policy and value networks (default: "
-                                      "256 256; none with --features zudecken-afterstates, whose outputs "
-                                      "are the logits)", nargs="+", metavar="UNITS")  # fmt: skip
-    loss: str = _opt("bce", "bce: each move's P(still wins); softmax: the winning moves' shares per "
-                     "decision", choices=LOSSES)  # fmt: skip
-    augment: bool = _opt(False, "train on copies of each decision with suits, ranks and slots renamed "
-                         "at random")  # fmt: skip
-    lr_decay: str = _opt("none", "learning rate over each round's epochs: constant, or cosine down to "
-                         "1%%", choices=LR_DECAYS)  # fmt: skip
-    label_samples: int = _opt(0, "label each move with its win share over this many sampled unseen "
-                              "orders (0: whether it wins the true deal)")  # fmt: skip
-    play_batch: int = _opt(0, "later rounds: the network plays N deals side by side, one batched "
-                           "prediction per step (much faster; other random moves than the default 0, "
-                           "one deal at a time)", metavar="N")  # fmt: skip
-    labels: str | None = _opt(None, "round 0's labels: loaded from this .npz if it exists, else made "
-                              "and saved there", metavar="PATH")  # fmt: skip
-    behaviour: str | None = _opt(None, "round 0 plays this MaskablePPO model (10%% random moves) instead "
-                                 "of following winning moves: labels where a player that cannot see "
-                                 "the stock goes", metavar="MODEL")  # fmt: skip
-    labels_made: dict[str, Any] | None = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.net_arch is None:
-            self.net_arch = [] if self.features == SCORES else [256, 256]
-
-    def check(self) -> None:
-        """Raise ``ValueError`` naming the first setting that cannot work."""
-        if min(self.rounds, self.deals_per_round, self.epochs, self.eval_every) < 1:
-            raise ValueError("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
-        if self.label_samples < 0:
-            raise ValueError("--label-samples must be >= 0")
-        if self.play_batch < 0:
-            raise ValueError(f"--play-batch must be >= 0, got {self.play_batch}")
-        if self.behaviour and self.labels:
-            raise ValueError(
-                "--behaviour and --labels exclude each other (shared labels follow winning moves)"
-            )
-        if self.features == SCORES and self.net_arch:
-            raise ValueError(f"--net-arch does not apply to --features {SCORES} (its outputs are the logits)")
-        if self.net_arch and min(self.net_arch) < 1:
-            raise ValueError("--net-arch sizes must be >= 1")
-        if not 0 <= self.epsilon <= 1:
-            raise ValueError(f"--epsilon must be in [0, 1], got {self.epsilon}")
-        seeds.imitation(self.seed, self.rounds * self.deals_per_round)  # raises if the seeds run out
-
-    def config(self) -> dict[str, Any]:
-        """As written to ``config.yml`` (``labels_made`` only once known)."""
-        out = asdict(self)
-        if out["labels_made"] is None:
-            del out["labels_made"]
-        return out
-
-    def collection(self, first: bool) -> Collection:
-        return Collection(self.epsilon, first, self.label_samples, 0 if first else self.play_batch)
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int,
@@ -230,8 +148,8 @@ def _learning_rate(settings: Settings, epoch: float) -> float:
     return lr * (0.01 + 0.99 * 0.5 * (1 + np.cos(np.pi * epoch / settings.epochs)))
 
 
-def validate(model: Any) -> float:
-    summary, _ = evaluate(ENV_ID, SB3Agent(model, "maskable_ppo", masked=True), VALIDATION_SEEDS,
+def validate(model: Any, env_id: str = ENV_ID) -> float:
+    summary, _ = evaluate(env_id, SB3Agent(model, "maskable_ppo", masked=True), VALIDATION_SEEDS,
                           progress=False, n_envs=64)  # fmt: skip
     return summary.win_rate
 
@@ -244,7 +162,7 @@ def _new_model(settings: Settings) -> Any:
     torch.manual_seed(settings.seed)
     torch.set_num_threads(1)
     policy_kwargs = policy_kwargs_with(settings.features, {"net_arch": settings.net_arch})
-    model = MaskablePPO("MlpPolicy", gym.make(ENV_ID), seed=settings.seed, device="cpu",
+    model = MaskablePPO("MlpPolicy", gym.make(settings.env_id), seed=settings.seed, device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip
     if settings.features == SCORES:
         scores_as_logits(model.policy)
@@ -271,7 +189,7 @@ def run(settings: Settings, run_dir: Path, jobs: int = 1, ray: str | None = None
             lr = [_learning_rate(settings, x) for x in (e, e + todo)]
             loss = fit(model, data, todo, settings.batch_size, lr[0], settings.seed + 1000 * r + e,
                        settings.loss, settings.augment, lr[1])  # fmt: skip
-            win_rate = validate(model)
+            win_rate = validate(model, settings.env_id)
             seconds = round(time.perf_counter() - start, 1)
             rounds.append({"round": r, "epochs": e + todo, "samples": len(data["obs"]), "loss": loss,
                            "val_win_rate": win_rate, "seconds": seconds})  # fmt: skip
@@ -327,14 +245,14 @@ def _parser() -> argparse.ArgumentParser:
     for f in fields(Settings):
         if "help" not in f.metadata:
             continue
-        extra = {k: v for k, v in f.metadata.items() if k != "help"}
-        flag = "--" + f.name.replace("_", "-")
+        extra = {k: v for k, v in f.metadata.items() if k not in ("help", "flag")}
+        flag = f.metadata.get("flag", "--" + f.name.replace("_", "-"))
         if f.default is False:
-            p.add_argument(flag, action="store_true", help=f.metadata["help"])
+            p.add_argument(flag, dest=f.name, action="store_true", help=f.metadata["help"])
         else:
             # the annotation's first word: int, float, str, or list (of ints: net_arch)
             kind = {"int": int, "float": float, "list": int}.get(str(f.type).split("[")[0].split(" ")[0], str)
-            p.add_argument(flag, type=kind, default=f.default, help=f.metadata["help"], **extra)
+            p.add_argument(flag, dest=f.name, type=kind, default=f.default, help=f.metadata["help"], **extra)
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     again = p.add_mutually_exclusive_group()
@@ -355,7 +273,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         from quadrat_env.agents.safe_load import load_model
 
         try:  # an untrusted file: loaded without unpickling, and refused before any work
-            load_model(Path(settings.behaviour), "maskable_ppo", ENV_ID)
+            load_model(Path(settings.behaviour), "maskable_ppo", settings.env_id)
         except Exception as err:  # noqa: BLE001 - any reason it cannot play is one line
             raise ValueError(f"--behaviour {settings.behaviour}: {err}") from None
     return settings
@@ -366,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     check_ray_argument(p, args)
-    run_dir = args.out / f"Zudecken-seed{args.seed}"
+    run_dir = args.out / f"{short_name(args.env_id)}-seed{args.seed}"
     try:
         settings = settings_from(args)
         if args.resume:

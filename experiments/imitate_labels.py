@@ -9,6 +9,7 @@ labels do not depend on how many workers made them.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import zipfile
@@ -43,6 +44,10 @@ class Collection:
     label_samples: int = 0
     #: > 0: the behaviour network plays this many deals side by side (:func:`play_side_by_side`).
     width: int = 0
+    #: The game; and whether each move is labelled with its exact optimal value (the exact
+    #: solver's, :class:`quadrat_env.agents.exact.OptimalAgent`: packs of up to 32 cards).
+    env_id: str = ENV_ID
+    exact: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,19 +65,23 @@ class _Task:
 def collect(model: Any, seeds: range, how: Collection, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Play ``seeds`` as ``how`` says with ``model`` (an SB3 model, the bytes of its file, or None in
     round 0); the labelled decisions as arrays ``obs``, ``mask`` and ``wins``."""
-    model = _loaded(model)
-    env = gym.make(ENV_ID).unwrapped
+    model = _loaded(model, how.env_id)
+    env = gym.make(how.env_id).unwrapped
     data: dict[str, list] = {k: [] for k in KEYS}
-    label = _labeller(Solver(env.game), how.label_samples, data)
+    label = (
+        _exact_labeller(how.env_id, data)
+        if how.exact
+        else _labeller(Solver(env.game), how.label_samples, data)
+    )
     if how.width and not how.first:
-        play_side_by_side(model, seeds, how.epsilon, rng, label, how.width)
+        play_side_by_side(model, seeds, how.epsilon, rng, label, how.width, how.env_id)
     else:
         for seed in seeds:
             _play_one(env, seed, model, how, rng, label)
     return {k: np.array(v) for k, v in data.items()}
 
 
-def _loaded(model: Any) -> Any:
+def _loaded(model: Any, env_id: str) -> Any:
     """In a worker (a process or a Ray task) the behaviour policy arrives as its file's bytes."""
     if not isinstance(model, bytes):
         return model
@@ -82,7 +91,7 @@ def _loaded(model: Any) -> Any:
 
     with tempfile.TemporaryDirectory() as folder:
         atomic_write(Path(folder) / "behaviour.zip", model)
-        return load_model(Path(folder) / "behaviour.zip", "maskable_ppo", ENV_ID)
+        return load_model(Path(folder) / "behaviour.zip", "maskable_ppo", env_id)
 
 
 def _labeller(solver: Solver, samples: int, data: dict[str, list]) -> Callable[..., np.ndarray]:
@@ -102,6 +111,29 @@ def _labeller(solver: Solver, samples: int, data: dict[str, list]) -> Callable[.
     return label
 
 
+@functools.lru_cache(maxsize=2)
+def _optimal(env_id: str) -> Any:
+    """The exact solver's agent, one per process (its table is solved once, then looked up)."""
+    from quadrat_env.agents.exact import OptimalAgent
+
+    return OptimalAgent(env_id)
+
+
+def _exact_labeller(env_id: str, data: dict[str, list]) -> Callable[..., np.ndarray]:
+    def label(env: Any, obs: np.ndarray, mask: np.ndarray, moves: np.ndarray, rng: Any) -> np.ndarray:
+        """Each legal move's exact optimal value; the decision is kept if the values differ."""
+        wins = np.zeros(len(mask), dtype=np.float32)
+        if len(moves) > 1:
+            values = _optimal(env_id).action_values(obs, mask)
+            wins[moves] = [values.get(int(m), 0.0) for m in moves]
+            if wins[moves].min() < wins[moves].max():
+                for key, value in zip(KEYS, (obs, mask, wins), strict=True):
+                    data[key].append(value)
+        return wins
+
+    return label
+
+
 def _play_one(env: Any, seed: int, model: Any, how: Collection, rng: np.random.Generator,
               label: Callable[..., np.ndarray]) -> None:  # fmt: skip
     obs, info = env.reset(seed=seed)
@@ -112,7 +144,7 @@ def _play_one(env: Any, seed: int, model: Any, how: Collection, rng: np.random.G
         wins = label(env, obs, mask, moves, rng)
         if rng.random() < how.epsilon or len(moves) == 1:
             action = int(rng.choice(moves))
-        elif how.first and how.label_samples:  # round 0: as the planner would (best share, then greedy)
+        elif how.first and (how.label_samples or how.exact):  # round 0: the best label, then greedy
             best = np.zeros_like(info["action_mask"])
             best[moves[wins[moves] == wins[moves].max()]] = 1
             action = env.game.greedy(best)
@@ -125,7 +157,7 @@ def _play_one(env: Any, seed: int, model: Any, how: Collection, rng: np.random.G
 
 
 def play_side_by_side(model: Any, seeds: range, epsilon: float, rng: np.random.Generator, label: Any,
-                      width: int) -> None:  # fmt: skip
+                      width: int, env_id: str = ENV_ID) -> None:  # fmt: skip
     """The network plays ``width`` deals at a time, one batched ``predict`` per step (one-observation
     calls dominate a DAgger round otherwise), calling ``label`` at every decision. Deal ``seed``'s
     random moves come from its own generator, seeded by one draw from ``rng`` and ``seed``, so the
@@ -138,7 +170,7 @@ def play_side_by_side(model: Any, seeds: range, epsilon: float, rng: np.random.G
             return None
         return [env, np.random.default_rng((base, seed)), *env.reset(seed=seed)]
 
-    games = [g for g in (deal(gym.make(ENV_ID).unwrapped) for _ in range(width)) if g]
+    games = [g for g in (deal(gym.make(env_id).unwrapped) for _ in range(width)) if g]
     while games:
         masks = np.array([g[3]["action_mask"].astype(bool) for g in games])
         chosen = model.predict(np.array([g[2] for g in games]), action_masks=masks, deterministic=True)[0]

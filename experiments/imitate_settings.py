@@ -1,0 +1,112 @@
+"""The settings of an imitation run (:mod:`quadrat_env.experiments.imitate`): one typed object whose
+fields with a help text are the command line's options."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from quadrat_env.agents.features import NAMES as FEATURE_NAMES
+from quadrat_env.agents.features import SCORES
+from quadrat_env.experiments.imitate_labels import ENV_ID, Collection
+
+from quadrat_env import seeds
+
+LOSSES = ("bce", "softmax")
+#: The games imitate trains on; on the 32-card pack the labels are the exact solver's values.
+EXACT_ID = "quadrat_env/Zudecken32-v0"
+ENV_IDS = (ENV_ID, EXACT_ID)
+LR_DECAYS = ("none", "cosine")
+
+
+def _opt(default: Any, help: str, **argparse_kwargs: Any) -> Any:  # noqa: A002
+    """A setting that is also a command-line option (``--name-with-dashes``)."""
+    return field(default=default, metadata={"help": help, **argparse_kwargs})
+
+
+@dataclass
+class Settings:
+    """Everything an imitation run depends on: the command line's options (each field with a help
+    text is one), resolved. The run folder's ``config.yml`` is this object (with, once made, how
+    round 0's labels were made)."""
+
+    env_id: str = _opt(ENV_ID, "the game: Zudecken (52 cards; the solver's labels) or Zudecken32 (the "
+                       "exact optimal values as labels)", choices=ENV_IDS, flag="--env")  # fmt: skip
+    algo: str = "maskable_ppo"
+    method: str = ""
+    seed: int = _opt(0, "training seed (its deals, the network's initial weights)")
+    rounds: int = _opt(1, "round 0 follows winning moves, later rounds the network (DAgger); each "
+                       "round's labels join the earlier ones")  # fmt: skip
+    deals_per_round: int = _opt(150_000, "training deals played and labelled per round")
+    epochs: int = _opt(4, "passes over the data, per round")
+    eval_every: int = _opt(1, "epochs between validation checkpoints")
+    epsilon: float = _opt(0.1, "share of random moves when collecting")
+    features: str = _opt(SCORES, "the policy network's features", choices=FEATURE_NAMES)
+    batch_size: int = 256
+    learning_rate: float = 1e-3
+    net_arch: list[int] | None = _opt(None, "hidden layer sizes of the policy and value networks (default: "
+                                      "256 256; none with --features zudecken-afterstates, whose outputs "
+                                      "are the logits)", nargs="+", metavar="UNITS")  # fmt: skip
+    loss: str = _opt("bce", "bce: each move's P(still wins); softmax: the winning moves' shares per "
+                     "decision", choices=LOSSES)  # fmt: skip
+    augment: bool = _opt(False, "train on copies of each decision with suits, ranks and slots renamed "
+                         "at random")  # fmt: skip
+    lr_decay: str = _opt("none", "learning rate over each round's epochs: constant, or cosine down to "
+                         "1%%", choices=LR_DECAYS)  # fmt: skip
+    label_samples: int = _opt(0, "label each move with its win share over this many sampled unseen "
+                              "orders (0: whether it wins the true deal)")  # fmt: skip
+    play_batch: int = _opt(0, "later rounds: the network plays N deals side by side, one batched "
+                           "prediction per step (much faster; other random moves than the default 0, "
+                           "one deal at a time)", metavar="N")  # fmt: skip
+    labels: str | None = _opt(None, "round 0's labels: loaded from this .npz if it exists, else made "
+                              "and saved there", metavar="PATH")  # fmt: skip
+    behaviour: str | None = _opt(None, "round 0 plays this MaskablePPO model (10%% random moves) instead "
+                                 "of following winning moves: labels where a player that cannot see "
+                                 "the stock goes", metavar="MODEL")  # fmt: skip
+    labels_made: dict[str, Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.method:
+            labels = "exact optimal values" if self.exact else "solver labels"
+            self.method = f"imitation of {labels} (per-move BCE)"
+        if self.net_arch is None:
+            self.net_arch = [] if self.features == SCORES else [256, 256]
+
+    def check(self) -> None:
+        """Raise ``ValueError`` naming the first setting that cannot work."""
+        if min(self.rounds, self.deals_per_round, self.epochs, self.eval_every) < 1:
+            raise ValueError("--rounds, --deals-per-round, --epochs, --eval-every and --jobs must be >= 1")
+        if self.label_samples < 0:
+            raise ValueError("--label-samples must be >= 0")
+        if self.exact and (self.label_samples or self.features != SCORES):
+            raise ValueError(f"{self.env_id}: the labels are the exact values (no --label-samples), learned "
+                             f"by the afterstate network (--features {SCORES})")  # fmt: skip
+        if self.play_batch < 0:
+            raise ValueError(f"--play-batch must be >= 0, got {self.play_batch}")
+        if self.behaviour and self.labels:
+            raise ValueError(
+                "--behaviour and --labels exclude each other (shared labels follow winning moves)"
+            )
+        if self.features == SCORES and self.net_arch:
+            raise ValueError(f"--net-arch does not apply to --features {SCORES} (its outputs are the logits)")
+        if self.net_arch and min(self.net_arch) < 1:
+            raise ValueError("--net-arch sizes must be >= 1")
+        if not 0 <= self.epsilon <= 1:
+            raise ValueError(f"--epsilon must be in [0, 1], got {self.epsilon}")
+        seeds.imitation(self.seed, self.rounds * self.deals_per_round)  # raises if the seeds run out
+
+    def config(self) -> dict[str, Any]:
+        """As written to ``config.yml`` (``labels_made`` only once known)."""
+        out = asdict(self)
+        if out["labels_made"] is None:
+            del out["labels_made"]
+        return out
+
+    @property
+    def exact(self) -> bool:
+        """Labels are the exact optimal values (the exact solver plays this pack)."""
+        return self.env_id == EXACT_ID
+
+    def collection(self, first: bool) -> Collection:
+        width = 0 if first else self.play_batch
+        return Collection(self.epsilon, first, self.label_samples, width, self.env_id, self.exact)
