@@ -19,17 +19,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from quadrat_env.core import kernel as k
 from quadrat_env.core.checks import is_seed, whole
 from quadrat_env.core.env import RENDER_MODES, PatienceEnv, check_options
-from quadrat_env.core.kernel import (
-    EP_CARDS,
-    EP_ELAPSED,
-    EP_ILLEGAL,
-    EP_SIZE,
-    EP_TERMINATED,
-    EP_TRUNCATED,
-    EP_WON,
-)
 from quadrat_env.core.rules import IllegalMove
 
 RESET_OPTIONS = ("deck", "decks", "reset_mask")
@@ -100,7 +92,7 @@ class PatienceVectorEnv(VectorEnv):
         self.states = np.zeros((n, self.game.state_size), dtype=np.int64)  # the rules' state rows
         self.obs = np.zeros((n, self.single_observation_space.shape[0]), dtype=np.float32)
         self.masks = np.zeros((n, self.n_actions), dtype=np.int8)
-        self.episodes = np.zeros((n, EP_SIZE), dtype=np.int64)  # each env's bookkeeping (kernel.EP_*)
+        self.episodes = np.zeros((n, k.EP_SIZE), dtype=np.int64)  # each env's bookkeeping (kernel.EP_*)
         self.autoreset = np.zeros(n, dtype=bool)
         self.rngs: list[np.random.Generator | None] = [None] * n
         # Each env's next decks; int8 (card codes < 52) keeps 4,096 queues at 14 MB.
@@ -112,7 +104,7 @@ class PatienceVectorEnv(VectorEnv):
     @property
     def elapsed(self) -> np.ndarray:
         """Steps since each env's deal (a view)."""
-        return self.episodes[:, EP_ELAPSED]
+        return self.episodes[:, k.EP_ELAPSED]
 
     def state(self, i: int) -> Any:
         """The rules' readable state of env ``i`` (as the single env's ``env.state``)."""
@@ -165,10 +157,10 @@ class PatienceVectorEnv(VectorEnv):
             rows = np.flatnonzero(live & (self.masks[np.arange(n), acts] == 0))[:5].tolist()
             raise IllegalMove(f"{self.game.name}: actions not legal now in env(s) {rows}: "
                               f"{acts[rows].tolist()}; nothing was stepped")  # fmt: skip
-        terminated = live & (ep[:, EP_TERMINATED] == 1)
-        truncated = live & (ep[:, EP_TRUNCATED] == 1)
-        illegal = live & (ep[:, EP_ILLEGAL] == 1)
-        won = live & (ep[:, EP_WON] == 1)
+        terminated = live & (ep[:, k.EP_TERMINATED] == 1)
+        truncated = live & (ep[:, k.EP_TRUNCATED] == 1)
+        illegal = live & (ep[:, k.EP_ILLEGAL] == 1)
+        won = live & (ep[:, k.EP_WON] == 1)
         reset_rows = np.flatnonzero(restart)
         if len(reset_rows):
             self._restart(reset_rows, self._shuffled(reset_rows))
@@ -261,7 +253,7 @@ class PatienceVectorEnv(VectorEnv):
         present = np.zeros(n, dtype=bool)
         present[rows] = True
         cards = np.zeros(n, dtype=np.int64)
-        cards[rows] = self.episodes[rows, EP_CARDS]
+        cards[rows] = self.episodes[rows, k.EP_CARDS]
         if present.all():
             masks = self.masks.copy()
         else:
