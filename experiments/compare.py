@@ -94,9 +94,18 @@ def compare(name: str, mine: list[Episode], theirs: list[Episode], other: str) -
             "mcnemar_p": mcnemar(only_mine, only_theirs)}  # fmt: skip
 
 
-def row_line(s: Summary) -> str:
-    return (f"| {s.agent} | {s.episodes} | {s.win_rate:.2%} | [{s.ci_low:.2%}, {s.ci_high:.2%}] | "
+def row_line(s: Summary, optimum: float | None = None) -> str:
+    share = "–" if optimum is None else f"{s.win_rate / optimum:.1%}"
+    return (f"| {s.agent} | {s.episodes} | {s.win_rate:.2%} | [{s.ci_low:.2%}, {s.ci_high:.2%}] | {share} | "
             f"{s.mean_cards_left:.2f} | {s.illegal_rate:.2%} | {s.seconds:.1f} |")  # fmt: skip
+
+
+def exact_optimum(env_id: str) -> float | None:
+    """The ID's exact optimal win rate where the exact solver plays its pack (Zudecken32: about 70 s
+    and 1.3 GB to solve), else None."""
+    from quadrat_env.agents.exact import OptimalAgent, solvable
+
+    return OptimalAgent(env_id).solver.win_rate() if solvable(env_id) else None
 
 
 def published_model(value: str) -> Path:
@@ -155,6 +164,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     add_ray_argument(p)
     p.add_argument("--out", type=Path, default=Path("results/bench"))
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-optimum", action="store_true",
+                   help="skip the exact optimum beside the rows (Zudecken32: 70 s to solve)")  # fmt: skip
     args = p.parse_args(argv)
     check_ray_argument(p, args)
     env_id = names.get(args.env, args.env)
@@ -198,15 +209,19 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         if who is not mine:
             comparisons.append(compare(summary.agent, episodes, played, who[1]))
-    lines = [f"{env_id}, deals reset(seed={args.seed_start} + i), i < {args.deals}", "",
-             "| agent | deals | win rate | 95% CI (Wilson) | mean cards left | illegal-action rate "
-             "| seconds |",
-             "|---|---:|---:|---|---:|---:|---:|", *map(row_line, rows), ""]  # fmt: skip
+    optimum = None if args.no_optimum else exact_optimum(env_id)
+    known = "not known" if optimum is None else f"{optimum:.4%}"
+    title = f"{env_id}, deals reset(seed={args.seed_start} + i), i < {args.deals}; exact optimum: {known}"
+    lines = [title, "",
+             "| agent | deals | win rate | 95% CI (Wilson) | of the exact optimum | mean cards left "
+             "| illegal-action rate | seconds |",
+             "|---|---:|---:|---|---:|---:|---:|---:|", *[row_line(r, optimum) for r in rows]]  # fmt: skip
+    lines.append("")
     lines += [f"- against {c['against']}: {c['only_agent_won']} deals won only by {c['agent']}, "
               f"{c['only_baseline_won']} only by {c['against']}; exact McNemar p = {c['mcnemar_p']:.3g}"
               for c in comparisons]  # fmt: skip
     print("\n".join(lines))
-    result = {"env_id": env_id, "seed_start": args.seed_start, "deals": args.deals,
+    result = {"env_id": env_id, "seed_start": args.seed_start, "deals": args.deals, "exact_optimum": optimum,
               "rows": [r.as_dict() for r in rows], "paired": comparisons}  # fmt: skip
     atomic_write(args.out / "bench.json", json.dumps(result, indent=2))
     atomic_write(args.out / "bench.md", "\n".join(lines) + "\n")

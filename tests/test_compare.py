@@ -95,3 +95,12 @@ def test_two_runs_models_named_model_zip_keep_separate_csvs(tmp_path, capsys):
                            "--out", str(tmp_path / "out")]) == 0  # fmt: skip
     assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == [
         "Quadrat-seed1-model.csv", "Quadrat-seed2-model.csv"]  # fmt: skip
+
+
+def test_rows_show_their_share_of_the_exact_optimum_where_it_is_known():
+    from quadrat_env.agents.evaluate import Summary
+
+    row = Summary("quadrat_env/Zudecken32-v0", "mine", 100, 50, 0.5, 0.4, 0.6, 3.0, 0.0, 1.0)
+    assert "| 80.0% |" in compare.row_line(row, optimum=0.625)
+    assert "| – |" in compare.row_line(row, optimum=None)
+    assert compare.exact_optimum("quadrat_env/Zudecken-v0") is None  # 52 cards: not known
