@@ -529,3 +529,16 @@ def test_startup_measures_first_use_in_fresh_processes():
 
     cold, warm = startup.measure("quadrat_env/Quadrat-v0", runs=1)
     assert cold > 0 and warm > 0
+
+
+def test_the_32_card_models_load_and_play_zudecken32_legally():
+    from quadrat_env.agents import evaluate
+    from quadrat_env.agents.safe_load import load_model
+    from quadrat_env.agents.sb3_agent import SB3Agent
+
+    path = ROOT / "experiments" / "models" / "zudecken32" / "Zudecken32-maskable_ppo-exact-seed0.zip"
+    model = load_model(path, "maskable_ppo", "quadrat_env/Zudecken32-v0")
+    assert model.observation_space.shape == (169,)  # the afterstate network on the 4 x 8 grid
+    summary, _ = evaluate("quadrat_env/Zudecken32-v0", SB3Agent(model, "maskable_ppo", masked=True),
+                          range(200), progress=False)  # fmt: skip
+    assert summary.illegal_rate == 0 and summary.win_rate > 0.4  # greedy wins about 15%
