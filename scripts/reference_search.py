@@ -20,8 +20,9 @@ from quadrat_env.agents.solver import Solver, time_deals
 
 import quadrat_env  # noqa: F401  (registers the games)
 from quadrat_env.core.checks import at_least
-from quadrat_env.registry import short_names
+from quadrat_env.registry import rules_for, short_names
 from quadrat_env.slots.reference import SlotGame
+from quadrat_env.slots.rules import SlotRules
 
 
 class ReferenceSearch:
@@ -65,7 +66,8 @@ def search_for(game: Any) -> ReferenceSearch:
 
 
 def main(argv: list[str] | None = None) -> int:
-    slot_games = {n: i for n, i in short_names().items() if not n.startswith("Quadrille")}
+    # the games of the four-slot engine, which the reference search is written for
+    slot_games = {n: i for n, i in short_names().items() if isinstance(rules_for(i), SlotRules)}
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("game", choices=sorted(slot_games), help="a four-slot game")
     p.add_argument("--deals", type=at_least(1), default=200, help="seeded deals to decide (default 200)")
