@@ -36,6 +36,7 @@ import numba
 import numpy as np
 from quadrat_env.agents.base import Agent
 
+from quadrat_env.core.checks import choice, whole
 from quadrat_env.core.jit import jit
 from quadrat_env.extras import command
 
@@ -242,14 +243,9 @@ class ExactSolver:
 
     def __init__(self, n_ranks: int = 13, win: str = "cleared", cover: str = "groups",
                  symmetric: bool = True) -> None:  # fmt: skip
-        if isinstance(n_ranks, bool) or not isinstance(n_ranks, (int, np.integer)):
-            raise ValueError(f"n_ranks must be a whole number {MIN_RANKS}..{MAX_RANKS}, got {n_ranks!r}")
-        if not MIN_RANKS <= n_ranks <= MAX_RANKS:
+        if whole("n_ranks", n_ranks, minimum=MIN_RANKS) > MAX_RANKS:
             raise ValueError(f"n_ranks must be {MIN_RANKS}..{MAX_RANKS}, got {n_ranks}")
-        if win not in WINS:
-            raise ValueError(f"win must be one of {WINS}, got {win!r}")
-        if cover not in COVERS:
-            raise ValueError(f"cover must be one of {COVERS}, got {cover!r}")
+        choice("win", win, WINS), choice("cover", cover, COVERS)
         self.n, self.win, self.cover, self.symmetric = int(n_ranks), win, cover, symmetric
         self.max_group = 4 if cover == "groups" else 2
         self.need_clear = win == "cleared"
@@ -301,12 +297,10 @@ class ExactSolver:
 
 
 class OptimalAgent(Agent):
-    """Plays the optimal policy of a Zudecken variant (any ID whose cards match in suit or rank),
-    from any position: each legal group's exact value, the best one covered (ties to the lowest
-    action; values within 1e-12 count as equal). The values are computed as play reaches them and
-    kept: the first decision of the 32-card game solves most of it (24.4 million positions, about
-    70 s and 1.3 GB on one core), the ones after are look-ups. Packs over ``max_ranks`` ranks a suit
-    are refused (52 cards would need billions of positions)."""
+    """Plays the optimal policy of a Zudecken variant from any position: each legal group's exact
+    value, the best one covered (ties within 1e-12 to the lowest action). Values are computed as play
+    reaches them and kept: the first 32-card decision solves most (24.4M positions, ~70 s, 1.3 GB),
+    later ones are look-ups. Packs over ``max_ranks`` ranks a suit are refused."""
 
     name = "optimal"
 
@@ -343,6 +337,11 @@ class OptimalAgent(Agent):
             group = sum(self.bit[state.slots[i]] for i in self.groups[a])
             out[int(a)] = self.solver.value(table & ~group, unseen)
         return out
+
+    def move_values(self, observation: np.ndarray, mask: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """:meth:`action_values` for ``moves``, in their order ("end": 0)."""
+        values = self.action_values(observation, mask)
+        return np.array([values.get(int(m), 0.0) for m in moves])
 
     def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
         values = self.action_values(observation, mask)

@@ -68,11 +68,7 @@ def collect(model: Any, seeds: range, how: Collection, rng: np.random.Generator)
     model = _loaded(model, how.env_id)
     env = gym.make(how.env_id).unwrapped
     data: dict[str, list] = {k: [] for k in KEYS}
-    label = (
-        _exact_labeller(how.env_id, data)
-        if how.exact
-        else _labeller(Solver(env.game), how.label_samples, data)
-    )
+    label = _labeller(_values(how, env.game), data)
     if how.width and not how.first:
         play_side_by_side(model, seeds, how.epsilon, rng, label, how.width, how.env_id)
     else:
@@ -94,15 +90,14 @@ def _loaded(model: Any, env_id: str) -> Any:
         return load_model(Path(folder) / "behaviour.zip", "maskable_ppo", env_id)
 
 
-def _labeller(solver: Solver, samples: int, data: dict[str, list]) -> Callable[..., np.ndarray]:
+def _labeller(values: Callable[..., np.ndarray], data: dict[str, list]) -> Callable[..., np.ndarray]:
+    """``label(env, obs, mask, moves, rng)``: each legal move's label from ``values``; the decision
+    is kept (in ``data``) if the labels differ."""
+
     def label(env: Any, obs: np.ndarray, mask: np.ndarray, moves: np.ndarray, rng: Any) -> np.ndarray:
-        """Which legal moves still win (or their shares); the decision is kept if they differ."""
         wins = np.zeros(len(mask), dtype=np.float32)
         if len(moves) > 1:
-            if samples:
-                wins[moves] = solver.win_shares(obs, moves, rng, samples)
-            else:
-                wins[moves] = solver.wins_after(env.game.to_row(env.state), moves)[0]
+            wins[moves] = values(env, obs, mask, moves, rng)
             if wins[moves].min() < wins[moves].max():  # some moves better than others
                 for key, value in zip(KEYS, (obs, mask, wins), strict=True):
                     data[key].append(value)
@@ -111,27 +106,23 @@ def _labeller(solver: Solver, samples: int, data: dict[str, list]) -> Callable[.
     return label
 
 
+def _values(how: Collection, game: Any) -> Callable[..., np.ndarray]:
+    """The label of each legal move: its exact optimal value, its share of ``label_samples``
+    sampled unseen orders that still win, or whether it still wins the true deal."""
+    if how.exact:
+        return lambda env, obs, mask, moves, rng: _optimal(how.env_id).move_values(obs, mask, moves)
+    solver = Solver(game)
+    if how.label_samples:
+        return lambda env, obs, mask, moves, rng: solver.win_shares(obs, moves, rng, how.label_samples)
+    return lambda env, obs, mask, moves, rng: solver.wins_after(env.game.to_row(env.state), moves)[0]
+
+
 @functools.lru_cache(maxsize=2)
 def _optimal(env_id: str) -> Any:
     """The exact solver's agent, one per process (its table is solved once, then looked up)."""
     from quadrat_env.agents.exact import OptimalAgent
 
     return OptimalAgent(env_id)
-
-
-def _exact_labeller(env_id: str, data: dict[str, list]) -> Callable[..., np.ndarray]:
-    def label(env: Any, obs: np.ndarray, mask: np.ndarray, moves: np.ndarray, rng: Any) -> np.ndarray:
-        """Each legal move's exact optimal value; the decision is kept if the values differ."""
-        wins = np.zeros(len(mask), dtype=np.float32)
-        if len(moves) > 1:
-            values = _optimal(env_id).action_values(obs, mask)
-            wins[moves] = [values.get(int(m), 0.0) for m in moves]
-            if wins[moves].min() < wins[moves].max():
-                for key, value in zip(KEYS, (obs, mask, wins), strict=True):
-                    data[key].append(value)
-        return wins
-
-    return label
 
 
 def _play_one(env: Any, seed: int, model: Any, how: Collection, rng: np.random.Generator,

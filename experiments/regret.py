@@ -50,13 +50,7 @@ def move_values(env_id: str, samples: int, seed: int) -> tuple[Any, str]:
     from quadrat_env.agents.exact import OptimalAgent, solvable
 
     if solvable(env_id):
-        optimal = OptimalAgent(env_id)
-
-        def exact(obs: np.ndarray, mask: np.ndarray, moves: np.ndarray) -> np.ndarray:
-            values = optimal.action_values(obs, mask)
-            return np.array([values.get(int(m), 0.0) for m in moves])
-
-        return exact, "exact optimal values"
+        return OptimalAgent(env_id).move_values, "exact optimal values"
     solver, rng = Solver(gym.make(env_id).unwrapped.game), np.random.default_rng(seed)
 
     def sampled(obs: np.ndarray, mask: np.ndarray, moves: np.ndarray) -> np.ndarray:
