@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate, wilson
 from quadrat_env.agents.evaluate import write_deals
-from quadrat_env.agents.exact import OptimalAgent, solvable
+from quadrat_env.agents.optimal import OptimalAgent, solvable
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
@@ -50,7 +50,7 @@ PLAYERS = {
     "ppo": "PPO (training seeds, mean)",
     "maskable_ppo": "MaskablePPO, afterstate network (training seeds, mean)",
     "planner": "planner (samples the unseen cards, searches each sample)",
-    "optimal": "optimal policy (agents.exact)",
+    "optimal": "optimal policy (agents.optimal)",
     "solver (knows the stock)": "a player who knows the stock order",
 }
 SCHEMA_VERSION = 1

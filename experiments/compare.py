@@ -53,7 +53,7 @@ def make_agent(spec: str, env_id: str) -> Any:
     if spec == "planner":
         return PlannerAgent(env_id, seed=0)
     if spec == "optimal":  # the exact policy: Zudecken variants of up to 8 ranks a suit
-        from quadrat_env.agents.exact import OptimalAgent
+        from quadrat_env.agents.optimal import OptimalAgent
 
         return OptimalAgent(env_id)
     module_name, _, attr = spec.partition(":")
@@ -103,7 +103,7 @@ def row_line(s: Summary, optimum: float | None = None) -> str:
 def exact_optimum(env_id: str) -> float | None:
     """The ID's exact optimal win rate where the exact solver plays its pack (Zudecken32: about 70 s
     and 1.3 GB to solve), else None."""
-    from quadrat_env.agents.exact import OptimalAgent, solvable
+    from quadrat_env.agents.optimal import OptimalAgent, solvable
 
     return OptimalAgent(env_id).solver.win_rate() if solvable(env_id) else None
 
@@ -174,7 +174,7 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     if args.out.exists() and not args.out.is_dir():  # found now, not after every deal is played
         p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
     if "optimal" in args.baselines:
-        from quadrat_env.agents.exact import solvable
+        from quadrat_env.agents.optimal import solvable
 
         if not solvable(env_id):
             p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")

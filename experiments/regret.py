@@ -6,7 +6,7 @@ solver plays the pack (Zudecken32), against sampled estimates elsewhere.
     python -m quadrat_env.experiments.regret --env Zudecken32 --agent greedy     # exact regrets
 
 With ``--env Zudecken32`` each legal move's value is its exact optimal win probability
-(:class:`quadrat_env.agents.exact.OptimalAgent`), so the regret (the best move's value minus the
+(:class:`quadrat_env.agents.optimal.OptimalAgent`), so the regret (the best move's value minus the
 chosen one's) is exact, and summed over a deal it is the share of a win the player's choices gave
 away in that deal. For 52 cards:
 
@@ -47,7 +47,7 @@ BINS = ((0, 10), (10, 20), (20, 30), (30, 49))
 def move_values(env_id: str, samples: int, seed: int) -> tuple[Any, str]:
     """``values(obs, moves) -> array``: each legal move's win probability, exact where the exact
     solver plays the pack, else its share of ``samples`` sampled unseen orders; and which it is."""
-    from quadrat_env.agents.exact import OptimalAgent, solvable
+    from quadrat_env.agents.optimal import OptimalAgent, solvable
 
     if solvable(env_id):
         return OptimalAgent(env_id).move_values, "exact optimal values"

@@ -146,10 +146,22 @@ def test_bad_arguments():
             ExactSolver(**kwargs)
 
 
+def test_census_counts_every_memoised_position_by_upcards_and_unseen_cards():
+    for symmetric in (True, False):
+        solver = ExactSolver(4, symmetric=symmetric)
+        solver.win_rate()
+        census = solver.census()
+        assert census.sum() == solver.positions
+        assert census[0, 16] == 1  # the start: no upcard, all 16 cards unseen
+        assert census[:, 16].sum() == 1 and census[0, 15] == 0  # refills draw one card at a time
+        assert (census[1:, 16:] == 0).all() and census[4, 0] > 0  # full tables once the stock is out
+
+
 def test_command_line(capsys):
     assert main(["--ranks", "4"]) == 0
     out = capsys.readouterr().out
     assert "0.975671672243" in out and "24,000 canonical positions" in out
+    assert "positions with at most 2 upcards: 5,212" in out
     with pytest.raises(SystemExit) as exc:
         main(["--ranks", "20"])
     assert exc.value.code == 2 and "n_ranks must be 1..13" in capsys.readouterr().err
@@ -158,7 +170,7 @@ def test_command_line(capsys):
 def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
     """Greedy play to the last few cards, then each legal move's value against the brute force
     (the Skat pack's ranks renumbered 0..7), and the agent's move is a best one."""
-    from quadrat_env.agents.exact import OptimalAgent
+    from quadrat_env.agents.optimal import OptimalAgent
 
     agent = OptimalAgent("quadrat_env/Zudecken32-v0")
     env = gym.make("quadrat_env/Zudecken32-v0")
@@ -195,7 +207,7 @@ def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
 
 
 def test_optimal_agent_refuses_what_it_cannot_solve():
-    from quadrat_env.agents.exact import OptimalAgent
+    from quadrat_env.agents.optimal import OptimalAgent
 
     with pytest.raises(ValueError, match="use the planner"):
         OptimalAgent("quadrat_env/Zudecken-v0")
