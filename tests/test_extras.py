@@ -40,6 +40,7 @@ PLAIN = {
     E + "planner_curve": ["--deals", "2"],
     "quadrat_env.agents.solver": ["Zudecken", "--seed", "1"],
     "quadrat_env.agents.exact": ["--ranks", "4"],
+    E + "optimum": ["--deals", "2", "--bound-deals", "2", "--bound-samples", "4", "--no-progress"],
 }  # fmt: skip
 
 
