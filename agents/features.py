@@ -127,7 +127,9 @@ class ZudeckenMoveFeatures(ZudeckenFeatures):
 #: MEMBER[m, i]: move m (a group of GROUPS) covers slot i.
 MEMBER = 1.0 - KEEP
 #: The afterstate network's size, fixed so that a saved model needs no extractor arguments.
-AFTER_CHANNELS, AFTER_LAYERS, AFTER_HIDDEN = 32, 4, 64
+AFTER_CHANNELS, AFTER_LAYERS, AFTER_HIDDEN = 32, 4, 64  # the defaults; kwargs of the extractor
+#: The largest sizes the afterstate network accepts (a model file cannot make us allocate more).
+AFTER_LIMITS = {"channels": 512, "layers": 16, "hidden": 4096}
 #: The score of a move the afterstate network does not evaluate (not a coverable group, or "end"):
 #: a logit of "this move does not win"; the action mask decides legality, not this.
 UNSCORED = -10.0
@@ -157,8 +159,9 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
     slots are all alike). So one network ``V(kept, unseen)`` scores every move, learning from all
     moves of all decisions at once, on the suit-by-rank grid (4 x 13; 4 x 8 for the 32-card pack)
     with 4 channels per card: unseen, kept, stock size / its largest (48; 28), kept upcards / 4;
-    four residual :class:`SuitRankLayer` layers of 32 channels, then the grid's mean and the kept
-    cards' sum into a 64-unit head. Its weights do not depend on the pack's size.
+    ``layers`` residual :class:`SuitRankLayer` layers of ``channels`` channels (default 4 of 32),
+    then the grid's mean and the kept cards' sum into a ``hidden``-unit head (default 64). Its
+    weights do not depend on the pack's size.
 
     Output (12 features, the move logits): entry ``m`` < 11 is ``V`` after move ``m`` when group
     ``m`` can be covered (every card in it matches another in suit or rank), else
@@ -166,7 +169,12 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
     to pass the scores through (:func:`scores_as_logits`).
     """
 
-    def __init__(self, observation_space: gym.spaces.Box) -> None:
+    def __init__(self, observation_space: gym.spaces.Box, channels: int = AFTER_CHANNELS,
+                 layers: int = AFTER_LAYERS, hidden: int = AFTER_HIDDEN) -> None:  # fmt: skip
+        for name, value in (("channels", channels), ("layers", layers), ("hidden", hidden)):
+            if type(value) is not int or not 1 <= value <= AFTER_LIMITS[name]:
+                raise ValueError(f"ZudeckenAfterstates {name} must be a whole number in "
+                                 f"1..{AFTER_LIMITS[name]}, got {value!r}")  # fmt: skip
         sizes = {zudecken(n_cards=p).layout.size: p for p in PACKS}  # 269: 52 cards, 169: 32 cards
         if len(observation_space.shape) != 1 or observation_space.shape[0] not in sizes:
             raise ValueError(f"ZudeckenAfterstates expects a Zudecken observation, {tuple(sizes)}, got "
@@ -181,10 +189,9 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         self.register_buffer("other", 1 - torch.eye(NUM_SLOTS), persistent=False)  # not its own match
         self.register_buffer("keep", KEEP, persistent=False)
         self.register_buffer("member", MEMBER, persistent=False)
-        widths = [4] + [AFTER_CHANNELS] * AFTER_LAYERS
+        widths = [4] + [channels] * layers
         self.layers = nn.ModuleList(SuitRankLayer(i, o) for i, o in zip(widths, widths[1:], strict=False))
-        self.head = nn.Sequential(nn.Linear(2 * AFTER_CHANNELS, AFTER_HIDDEN), nn.ReLU(),
-                                  nn.Linear(AFTER_HIDDEN, 1))  # fmt: skip
+        self.head = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
     def coverable(self, up: torch.Tensor) -> torch.Tensor:
         """(n, 11) bool: every card of the group matches another card of it (the rules' legal groups)."""

@@ -143,6 +143,12 @@ def _plain_setting(key: str, value: Any) -> bool:
     """Policy settings that are plain values (no class, nothing callable)."""
     if key == "optimizer_kwargs":
         return _plain(value)
+    if key == "features_extractor_kwargs":  # the afterstate network's sizes, each within its bound
+        from quadrat_env.agents.features import AFTER_LIMITS
+
+        return isinstance(value, dict) and all(
+            k in AFTER_LIMITS and type(v) is int and 0 < v <= AFTER_LIMITS[k] for k, v in value.items()
+        )
     if key == "n_quantiles":
         return isinstance(value, int) and not isinstance(value, bool)
     return key in ("ortho_init", "share_features_extractor", "normalize_images") and value in (True, False)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from quadrat_env.agents.features import AFTER_LIMITS, SCORES
 from quadrat_env.agents.features import NAMES as FEATURE_NAMES
-from quadrat_env.agents.features import SCORES
 from quadrat_env.experiments.imitate_labels import ENV_ID, Collection
 
 from quadrat_env import seeds
@@ -42,6 +42,8 @@ class Settings:
     eval_every: int = _opt(1, "epochs between validation checkpoints")
     epsilon: float = _opt(0.1, "share of random moves when collecting")
     features: str = _opt(SCORES, "the policy network's features", choices=FEATURE_NAMES)
+    channels: int = _opt(32, "the afterstate network's channels a layer (--features zudecken-afterstates)")
+    layers: int = _opt(4, "the afterstate network's exchangeable layers")
     batch_size: int = 256
     learning_rate: float = 1e-3
     net_arch: list[int] | None = _opt(None, "hidden layer sizes of the policy and value networks (default: "
@@ -89,6 +91,9 @@ class Settings:
             )
         if self.features == SCORES and self.net_arch:
             raise ValueError(f"--net-arch does not apply to --features {SCORES} (its outputs are the logits)")
+        for name, value in (("channels", self.channels), ("layers", self.layers)):
+            if not 1 <= value <= AFTER_LIMITS[name]:
+                raise ValueError(f"--{name} must be in 1..{AFTER_LIMITS[name]}, got {value}")
         if self.net_arch and min(self.net_arch) < 1:
             raise ValueError("--net-arch sizes must be >= 1")
         if not 0 <= self.epsilon <= 1:

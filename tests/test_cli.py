@@ -25,7 +25,7 @@ GARBAGE = {
                                  ["--epsilon", "nan"], ["--deals-per-round", "x"],
                                  ["--net-arch", "0"], ["--net-arch"], ["--loss", "mse"],
                                  ["--lr-decay", "linear"], ["--features", "moves"], ["--augment", "yes"],
-                                 ["--play-batch", "-1"],
+                                 ["--play-batch", "-1"], ["--channels", "0"], ["--layers", "17"],
                                  ["--behaviour", "/nonexistent.zip"],
                                  ["--behaviour", "/nonexistent.zip", "--labels", "/tmp/x.npz"]],
     "experiments.regret:main": [[], ["--agent", "smart"], ["--model", "/nonexistent.zip"], ["--deals", "0"],

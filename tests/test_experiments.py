@@ -154,6 +154,20 @@ def test_afterstate_imitation_saves_a_model_whose_logits_are_the_move_scores(tmp
     assert exit_.value.code == 2 and "--net-arch does not apply" in capsys.readouterr().err
 
 
+def test_a_wider_afterstate_network_is_saved_with_its_sizes_and_loads_safely(tmp_path):
+    from quadrat_env.agents.safe_load import load_model
+    from quadrat_env.experiments import imitate
+
+    assert imitate.main(["--deals-per-round", "20", "--epochs", "1", "--jobs", "1", "--channels", "8",
+                         "--layers", "2", "--out", str(tmp_path)]) == 0  # fmt: skip
+    model = load_model(tmp_path / "Zudecken-seed0" / "model.zip", "maskable_ppo", ZU)
+    net = model.policy.features_extractor
+    assert len(net.layers) == 2 and net.layers[0].own.out_features == 8
+    obs, info = gym.make(ZU).reset(seed=3)
+    action, _ = model.predict(obs, action_masks=info["action_mask"].astype(bool), deterministic=True)
+    assert info["action_mask"][action] == 1
+
+
 class _CountingGreedy(GreedyAgent):
     """The greedy agent (the same move in any batch), counting how many deals each predict sees."""
 

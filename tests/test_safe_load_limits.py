@@ -52,6 +52,9 @@ CASES = {
         lambda p: rebuild(p, with_policy_kwargs({"net_arch": [16000, 16000]})), "1..8192 units each"),
     "string net_arch (JSON)": (
         lambda p: rebuild(p, with_policy_kwargs({"net_arch": "os.system"})), "is not a list of layer sizes"),
+    "huge afterstate network (JSON)": (
+        lambda p: rebuild(p, with_policy_kwargs({"features_extractor_kwargs": {"channels": 100000}})),
+        "features_extractor_kwargs"),
     "huge rollout": (lambda p: rebuild(p, {**shipped_data(), "n_steps": 10**9}), "n_steps"),
     "many members": (
         lambda p: rebuild(p, extra={f"m{i}": b"" for i in range(100)}), "holds 106 files"),
