@@ -296,30 +296,56 @@ class ExactSolver:
 
     def census(self) -> np.ndarray:
         """The memoised positions counted by upcards (rows 0-4) and unseen cards (columns)."""
-        return _census(self.keys, self.n, self.symmetric)
+        up, unseen = _cells(self.keys, self.n, self.symmetric)
+        used = self.keys[:, 0] != -1
+        out = np.zeros((5, SUITS * self.n + 1), dtype=np.int64)
+        np.add.at(out, (up[used], unseen[used]), 1)
+        return out
+
+    def afterstates(self) -> tuple[np.ndarray, np.ndarray]:
+        """The memoised positions with at most two upcards (where every move leads, and the start):
+        their keys and values, enough for every later move choice (:meth:`preload`)."""
+        up, _ = _cells(self.keys, self.n, self.symmetric)
+        keep = (self.keys[:, 0] != -1) & (up <= 2)
+        return self.keys[keep], self.vals[:-1][keep]
+
+    def preload(self, keys: np.ndarray, values: np.ndarray) -> None:
+        """Memoise positions given by their keys (from :meth:`afterstates` of a solver of the same
+        pack and rules) and values."""
+        while (self.positions + len(keys)) * 4 > self.keys.shape[0] * 3:
+            self._grow()
+        _insert(self.keys, self.vals, np.ascontiguousarray(keys), np.ascontiguousarray(values))
 
 
 @jit
-def _census(keys, n, symmetric):  # noqa: ANN001, ANN202
-    out = np.zeros((5, SUITS * n + 1), dtype=np.int64)
+def _insert(keys, vals, new_keys, new_vals):  # noqa: ANN001, ANN202
+    for i in range(new_keys.shape[0]):
+        j = _slot(keys, new_keys[i, 0], new_keys[i, 1])
+        if keys[j, 0] == -1:
+            keys[j, 0], keys[j, 1], vals[j] = new_keys[i, 0], new_keys[i, 1], new_vals[i]
+            vals[-1] += 1
+
+
+@jit
+def _cells(keys, n, symmetric):  # noqa: ANN001, ANN202
+    """Each memo entry's number of upcards and of unseen cards (0 for empty entries)."""
+    up, unseen = np.zeros(keys.shape[0], dtype=np.int64), np.zeros(keys.shape[0], dtype=np.int64)
     for i in range(keys.shape[0]):
         if keys[i, 0] == -1:
             continue
         if not symmetric:  # the keys are the card masks themselves
-            out[_popcount(keys[i, 0]), _popcount(keys[i, 1])] += 1
+            up[i], unseen[i] = _popcount(keys[i, 0]), _popcount(keys[i, 1])
             continue
-        up, unseen = 0, 0
         for word, width in ((0, min(n, 6)), (1, max(n - 6, 0))):  # 6 columns in hi, the rest in lo
             x = keys[i, word]
             for _ in range(width):
                 code = x % 128
                 x //= 128
                 for _s in range(SUITS):
-                    up += code % 3 == 1
-                    unseen += code % 3 == 2
+                    up[i] += code % 3 == 1
+                    unseen[i] += code % 3 == 2
                     code //= 3
-        out[up, unseen] += 1
-    return out
+    return up, unseen
 
 
 def optimal_win_rate(n_ranks: int = 13, win: str = "cleared", cover: str = "groups") -> float:

@@ -1,21 +1,105 @@
-"""The optimal Zudecken player: each legal move's exact value from :mod:`quadrat_env.agents.exact`."""
+"""The optimal Zudecken player: each legal move's exact value from :mod:`quadrat_env.agents.exact`.
+
+The values every move choice needs (the positions after a move) are kept on disk once solved, in
+``$QUADRAT_ENV_CACHE`` (default ``$XDG_CACHE_HOME/quadrat_env``, else ``~/.cache/quadrat_env``): the
+32-card table is 1.6M positions, 39 MB, read in about a second where solving it takes about 70 s.
+A cache file that cannot be read, is damaged or was written by other solver code is ignored with
+one :class:`~quadrat_env.core.jit.CacheWarning` and solved again; one that cannot be written costs
+only the time.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import warnings
+import zipfile
+from pathlib import Path
+
 import numpy as np
 from quadrat_env.agents.base import Agent
-from quadrat_env.agents.exact import ExactSolver
+from quadrat_env.agents.exact import ExactSolver, _value
+
+from quadrat_env.core.jit import CacheWarning, fingerprint
+from quadrat_env.files import atomic_path
+
+CACHE_FORMAT = 1
+
+
+def cache_dir() -> Path:
+    """Where solved tables are kept: ``$QUADRAT_ENV_CACHE``, ``$XDG_CACHE_HOME/quadrat_env`` or
+    ``~/.cache/quadrat_env``."""
+    if os.environ.get("QUADRAT_ENV_CACHE"):
+        return Path(os.environ["QUADRAT_ENV_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quadrat_env"
+
+
+def table_file(solver: ExactSolver) -> Path:
+    return cache_dir() / f"zudecken-exact-{solver.n}-{solver.win}-{solver.cover}.npz"
+
+
+def _stamp(solver: ExactSolver) -> str:
+    """What the values depend on: the file format, the pack and rules, and the solver's code."""
+    what = (CACHE_FORMAT, solver.n, solver.win, solver.cover, solver.symmetric, fingerprint(_value.py_func))
+    return hashlib.sha256(repr(what).encode()).hexdigest()
+
+
+def _digest(keys: np.ndarray, values: np.ndarray) -> str:
+    return hashlib.sha256(keys.tobytes() + values.tobytes()).hexdigest()
+
+
+def load_table(solver: ExactSolver, path: Path) -> bool:
+    """Memoise the values kept in ``path``; False (with a warning if the file is there but unusable)
+    if there are none to use."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            keys, values, stamp, digest = f["keys"], f["values"], str(f["stamp"]), str(f["digest"])
+        if stamp != _stamp(solver):
+            raise ValueError("written by other solver code or for other rules")
+        if (
+            keys.dtype != np.int64
+            or keys.ndim != 2
+            or keys.shape[1:] != (2,)
+            or values.shape != keys.shape[:1]
+        ):
+            raise ValueError("arrays of the wrong shape")
+        if values.dtype != np.float64 or digest != _digest(keys, values):
+            raise ValueError("its contents do not match their checksum")
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
+        warnings.warn(
+            f"the solved table {path} is not used ({err}); solving again", CacheWarning, stacklevel=3
+        )
+        return False
+    solver.preload(keys, values)
+    return True
+
+
+def save_table(solver: ExactSolver, path: Path) -> None:
+    """Keep the solver's values of the positions after a move in ``path`` (atomically); a failure
+    only warns."""
+    keys, values = solver.afterstates()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            np.savez(tmp, keys=keys, values=values, stamp=_stamp(solver), digest=_digest(keys, values))
+    except OSError as err:
+        warnings.warn(f"the solved table could not be kept in {path} ({err}); set QUADRAT_ENV_CACHE to a "
+                      "writable folder to keep it between runs", CacheWarning, stacklevel=3)  # fmt: skip
 
 
 class OptimalAgent(Agent):
     """Plays the optimal policy of a Zudecken variant from any position: each legal group's exact
     value, the best one covered (ties within 1e-12 to the lowest action). Values are computed as play
-    reaches them and kept: the first 32-card decision solves most (24.4M positions, ~70 s, 1.3 GB),
-    later ones are look-ups. Packs over ``max_ranks`` ranks a suit are refused."""
+    reaches them and kept. With ``cache`` (the default), the first decision solves the whole table
+    (32 cards: 24.4M positions, ~70 s, 1.3 GB) and keeps what every later decision needs on disk
+    (:func:`cache_dir`), so later agents start from it in about a second; without, values are
+    solved as play reaches them. Packs over ``max_ranks`` ranks a suit are refused."""
 
     name = "optimal"
 
-    def __init__(self, env_id: str, max_ranks: int = 8, **env_kwargs: object) -> None:
+    def __init__(self, env_id: str, max_ranks: int = 8, cache: bool = True, **env_kwargs: object) -> None:
         from quadrat_env.agents.greedy import rules_of
 
         from quadrat_env.slots.kernel import GROUPS
@@ -32,6 +116,16 @@ class OptimalAgent(Agent):
         self.solver = ExactSolver(len(ranks), win, "groups" if game.max_group == 4 else "pairs")
         # the env's card number -> the solver's (suit * ranks + the rank's place among the pack's)
         self.bit = {c: 1 << (c // 13 * len(ranks) + ranks.index(c % 13)) for c in game.pack}
+        self.cache = cache
+        self.solved = cache and load_table(self.solver, table_file(self.solver))
+
+    def solve(self) -> None:
+        """The whole table, once, kept on disk when ``cache`` is set."""
+        if not self.solved:
+            self.solver.win_rate()
+            if self.cache:
+                save_table(self.solver, table_file(self.solver))
+            self.solved = True
 
     def masks(self, observation: np.ndarray) -> tuple[int, int]:
         """The solver's (table, unseen) card masks of an observation."""
@@ -41,6 +135,8 @@ class OptimalAgent(Agent):
 
     def action_values(self, observation: np.ndarray, mask: np.ndarray) -> dict[int, float]:
         """Each legal group action's optimal win probability."""
+        if self.cache:
+            self.solve()
         table, unseen = self.masks(observation)
         state, _ = self.game.decode(observation)
         out = {}
@@ -71,7 +167,7 @@ def solvable(env_id: str, max_ranks: int = 8) -> bool:
     """Whether :class:`OptimalAgent` plays ``env_id`` (a suit-or-rank game of at most ``max_ranks``
     ranks a suit)."""
     try:
-        OptimalAgent(env_id, max_ranks=max_ranks)
+        OptimalAgent(env_id, max_ranks=max_ranks, cache=False)
     except ValueError:
         return False
     return True

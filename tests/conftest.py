@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+
+import pytest
 
 from quadrat_env.cards import PACKS, parse_deck
 
@@ -30,3 +33,15 @@ def always_play(moves: tuple[int, ...]) -> int:
 
 def pytest_addoption(parser):
     parser.addoption("--regen-images", action="store_true", help="rewrite tests/data/*.png")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _solved_tables_in_a_temporary_folder(tmp_path_factory):
+    """The optimal agent's solved tables go to a folder of this test session, not the user's cache."""
+    old = os.environ.get("QUADRAT_ENV_CACHE")
+    os.environ["QUADRAT_ENV_CACHE"] = str(tmp_path_factory.mktemp("solved-tables"))
+    yield
+    if old is None:
+        os.environ.pop("QUADRAT_ENV_CACHE", None)
+    else:
+        os.environ["QUADRAT_ENV_CACHE"] = old
