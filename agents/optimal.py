@@ -21,7 +21,7 @@ from quadrat_env.agents.base import Agent
 from quadrat_env.agents.exact import ExactSolver, _value
 
 from quadrat_env.core.jit import CacheWarning, fingerprint
-from quadrat_env.files import atomic_path
+from quadrat_env.files import atomic_open
 
 CACHE_FORMAT = 1
 
@@ -82,8 +82,8 @@ def save_table(solver: ExactSolver, path: Path) -> None:
     keys, values = solver.afterstates()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            np.savez(tmp, keys=keys, values=values, stamp=_stamp(solver), digest=_digest(keys, values))
+        with atomic_open(path, "wb") as f:
+            np.savez(f, keys=keys, values=values, stamp=_stamp(solver), digest=_digest(keys, values))
     except OSError as err:
         warnings.warn(f"the solved table could not be kept in {path} ({err}); set QUADRAT_ENV_CACHE to a "
                       "writable folder to keep it between runs", CacheWarning, stacklevel=3)  # fmt: skip
