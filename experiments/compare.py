@@ -167,6 +167,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
     add_ray_argument(p)
     p.add_argument("--out", type=Path, default=Path("results/bench"))
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier benchmark's files in --out (else it is refused)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-optimum", action="store_true",
                    help="skip the exact optimum beside the rows (Zudecken32: 70 s to solve)")  # fmt: skip
@@ -189,6 +191,9 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
                            env_id)  # fmt: skip
     except (ValueError, FileNotFoundError) as err:
         p.error(str(err))
+    if (args.out / "bench.json").exists() and not args.overwrite:
+        p.error(f"--out {args.out} holds an earlier benchmark (bench.json); pass --overwrite to replace "
+                "it, or choose another --out")  # fmt: skip
     args.name = agent.name
     return args, env_id
 

@@ -156,14 +156,21 @@ def validate(model: Any, env_id: str = ENV_ID) -> float:
 
 def _new_model(settings: Settings) -> Any:
     import torch
-    from quadrat_env.agents.features import AFTER_CHANNELS, AFTER_LAYERS, policy_kwargs_with, scores_as_logits
+    from quadrat_env.agents.features import (
+        AFTER_CHANNELS,
+        AFTER_HIDDEN,
+        AFTER_LAYERS,
+        policy_kwargs_with,
+        scores_as_logits,
+    )
     from sb3_contrib import MaskablePPO
 
     torch.manual_seed(settings.seed)
     torch.set_num_threads(1)
     policy_kwargs = policy_kwargs_with(settings.features, {"net_arch": settings.net_arch})
-    sizes = {"channels": settings.channels, "layers": settings.layers}
-    if settings.features == SCORES and sizes != {"channels": AFTER_CHANNELS, "layers": AFTER_LAYERS}:
+    sizes = {"channels": settings.channels, "layers": settings.layers, "hidden": settings.hidden}
+    defaults = {"channels": AFTER_CHANNELS, "layers": AFTER_LAYERS, "hidden": AFTER_HIDDEN}
+    if settings.features == SCORES and sizes != defaults:
         policy_kwargs["features_extractor_kwargs"] = sizes  # the defaults' files stay as they were
     model = MaskablePPO("MlpPolicy", gym.make(settings.env_id), seed=settings.seed, device="cpu",
                         policy_kwargs=policy_kwargs)  # fmt: skip

@@ -44,6 +44,7 @@ class Settings:
     features: str = _opt(SCORES, "the policy network's features", choices=FEATURE_NAMES)
     channels: int = _opt(32, "the afterstate network's channels a layer (--features zudecken-afterstates)")
     layers: int = _opt(4, "the afterstate network's exchangeable layers")
+    hidden: int = _opt(64, "the afterstate network's head units")
     batch_size: int = 256
     learning_rate: float = 1e-3
     net_arch: list[int] | None = _opt(None, "hidden layer sizes of the policy and value networks (default: "
@@ -91,7 +92,8 @@ class Settings:
             )
         if self.features == SCORES and self.net_arch:
             raise ValueError(f"--net-arch does not apply to --features {SCORES} (its outputs are the logits)")
-        for name, value in (("channels", self.channels), ("layers", self.layers)):
+        for name in ("channels", "layers", "hidden"):
+            value = getattr(self, name)
             if not 1 <= value <= AFTER_LIMITS[name]:
                 raise ValueError(f"--{name} must be in 1..{AFTER_LIMITS[name]}, got {value}")
         if self.net_arch and min(self.net_arch) < 1:

@@ -26,6 +26,7 @@ GARBAGE = {
                                  ["--net-arch", "0"], ["--net-arch"], ["--loss", "mse"],
                                  ["--lr-decay", "linear"], ["--features", "moves"], ["--augment", "yes"],
                                  ["--play-batch", "-1"], ["--channels", "0"], ["--layers", "17"],
+                                 ["--hidden", "5000"],
                                  ["--behaviour", "/nonexistent.zip"],
                                  ["--behaviour", "/nonexistent.zip", "--labels", "/tmp/x.npz"]],
     "experiments.regret:main": [[], ["--agent", "smart"], ["--model", "/nonexistent.zip"], ["--deals", "0"],

@@ -33,6 +33,21 @@ def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
     assert mine - greedy_wins == paired["only_agent_won"] - paired["only_baseline_won"]
 
 
+def test_an_earlier_benchmark_is_kept_unless_overwrite(tmp_path, capsys):
+    def bench(deals: int, *more: str) -> int:
+        return compare.main(["--env", "Quadrat", "--agent", "greedy", "--baselines", "--no-progress",
+                             "--deals", str(deals), "--out", str(tmp_path), *more])  # fmt: skip
+
+    assert bench(3) == 0
+    before = (tmp_path / "bench.json").read_bytes()
+    with pytest.raises(SystemExit) as stop:
+        bench(4)
+    assert stop.value.code == 2 and "--overwrite" in capsys.readouterr().err
+    assert (tmp_path / "bench.json").read_bytes() == before
+    assert bench(4, "--overwrite") == 0
+    assert json.loads((tmp_path / "bench.json").read_text())["deals"] == 4
+
+
 def test_a_model_file(tmp_path, capsys):
     model = str(MODELS / "Quadrille-maskable_ppo.zip")
     assert (
@@ -92,7 +107,7 @@ def test_two_runs_models_named_model_zip_keep_separate_csvs(tmp_path, capsys):
         (tmp_path / run / "model.zip").write_bytes((MODELS / "Quadrat-maskable_ppo.zip").read_bytes())
         assert compare.main(["--env", "Quadrat", "--model", str(tmp_path / run / "model.zip"), "--algo",
                            "maskable_ppo", "--deals", "3", "--baselines", "--no-progress",
-                           "--out", str(tmp_path / "out")]) == 0  # fmt: skip
+                           "--out", str(tmp_path / "out"), "--overwrite"]) == 0  # fmt: skip
     assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == [
         "Quadrat-seed1-model.csv", "Quadrat-seed2-model.csv"]  # fmt: skip
 

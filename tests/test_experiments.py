@@ -159,10 +159,11 @@ def test_a_wider_afterstate_network_is_saved_with_its_sizes_and_loads_safely(tmp
     from quadrat_env.experiments import imitate
 
     assert imitate.main(["--deals-per-round", "20", "--epochs", "1", "--jobs", "1", "--channels", "8",
-                         "--layers", "2", "--out", str(tmp_path)]) == 0  # fmt: skip
+                         "--layers", "2", "--hidden", "16", "--out", str(tmp_path)]) == 0  # fmt: skip
     model = load_model(tmp_path / "Zudecken-seed0" / "model.zip", "maskable_ppo", ZU)
     net = model.policy.features_extractor
     assert len(net.layers) == 2 and net.layers[0].own.out_features == 8
+    assert net.head[0].out_features == 16
     obs, info = gym.make(ZU).reset(seed=3)
     action, _ = model.predict(obs, action_masks=info["action_mask"].astype(bool), deterministic=True)
     assert info["action_mask"][action] == 1
