@@ -144,8 +144,7 @@ def play(who: tuple[str, ...], env_id: str, deals: range, progress: bool) -> tup
     return evaluate(env_id, load_agent(who, env_id), deals, progress=progress, n_envs=256)
 
 
-def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
-    names = short_names()
+def _parser(names: dict[str, str]) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quadrat-bench", description=__doc__.splitlines()[0])
     p.add_argument("--env", required=True, help=f"an env ID or one of {sorted(names)}")
     who = p.add_mutually_exclusive_group(required=True)
@@ -172,6 +171,12 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-optimum", action="store_true",
                    help="skip the exact optimum beside the rows (Zudecken32: 70 s to solve)")  # fmt: skip
+    return p
+
+
+def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
+    names = short_names()
+    p = _parser(names)
     args = p.parse_args(argv)
     check_ray_argument(p, args)
     env_id = names.get(args.env, args.env)
