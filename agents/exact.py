@@ -48,6 +48,10 @@ MIN_RANKS, MAX_RANKS = 1, 13
 SUIT_PERM = np.array([[sum(((code // 3**s) % 3) * 3 ** perm[s] for s in range(SUITS))
                        for code in range(3**SUITS)]
                       for perm in itertools.permutations(range(SUITS))], dtype=np.int64)  # fmt: skip
+#: The working arrays of one call of the search, in a row: column codes [0, 13), suit signature
+#: [13, 17), sorted columns [17, 30), groups [30, 41), rank classes [41, 54), card weights [54, 106)
+#: and first cards [106, 158).
+WORK = 158
 #: SUIT_AT[p, j]: the suit that the p-th permutation puts in place j.
 SUIT_AT = np.array([np.argsort(perm) for perm in itertools.permutations(range(SUITS))], dtype=np.int64)
 
@@ -64,7 +68,11 @@ def _popcount(x):  # noqa: ANN001, ANN202
 @jit
 def columns(table, unseen, n):  # noqa: ANN001, ANN201
     """Each rank's column code: base 3 over the suits, 0 covered, 1 up, 2 unseen."""
-    base = np.empty(n, dtype=np.int64)
+    return _columns_into(table, unseen, n, np.empty(n, dtype=np.int64))
+
+
+@jit
+def _columns_into(table, unseen, n, base):  # noqa: ANN001, ANN202
     for r in range(n):
         code, weight = 0, 1
         for s in range(SUITS):
@@ -79,10 +87,16 @@ def columns(table, unseen, n):  # noqa: ANN001, ANN201
 def canonical_key(base):  # noqa: ANN001, ANN201
     """The key of a position from its column codes (two ints): equal exactly for positions that
     are equal up to renaming suits and ranks."""
+    return _key_into(base, np.empty(SUITS, dtype=np.int64), np.empty(base.shape[0], dtype=np.int64))
+
+
+@jit
+def _key_into(base, sig, cols):  # noqa: ANN001, ANN202
+    """:func:`canonical_key` with its working arrays given (the search allocates nothing a call)."""
     n = base.shape[0]
     # Only orders that sort the suits by how many up and unseen cards they hold need be tried:
     # those counts move with the suits, so the least over these orders is a key all the same.
-    sig = np.zeros(SUITS, dtype=np.int64)
+    sig[:] = 0
     for r in range(n):
         code = base[r]
         for s in range(SUITS):
@@ -90,7 +104,6 @@ def canonical_key(base):  # noqa: ANN001, ANN201
             code //= 3
             sig[s] += 1 if cell == 1 else (64 if cell == 2 else 0)
     best_hi, best_lo = np.int64(-1), np.int64(-1)
-    cols = np.empty(n, dtype=np.int64)
     for p in range(SUIT_PERM.shape[0]):
         at = SUIT_AT[p]
         if sig[at[0]] > sig[at[1]] or sig[at[1]] > sig[at[2]] or sig[at[2]] > sig[at[3]]:
@@ -170,21 +183,24 @@ def _slot(keys, hi, lo):  # noqa: ANN001, ANN202
 
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
 @numba.njit(nogil=True)
-def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric):  # noqa: ANN001, ANN202
-    """The value of a position; -1.0 once the memo is full (the caller retries with a larger one)."""
-    base = columns(table, unseen, n)
-    hi, lo = canonical_key(base) if symmetric else (table, unseen)
+def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric, work, depth):  # noqa: ANN001, ANN202
+    """The value of a position; -1.0 once the memo is full (the caller retries with a larger one).
+    ``work[depth]`` holds this call's working arrays (:data:`WORK`), so that a call allocates nothing."""
+    row = work[depth]
+    base = _columns_into(table, unseen, n, row[0:n])
+    hi, lo = _key_into(base, row[13:17], row[17 : 17 + n]) if symmetric else (table, unseen)
     i = _slot(keys, hi, lo)
     if keys[i, 0] != -1:
         return vals[i]
     if _popcount(table) < 4 and unseen != 0:
-        result = _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric)
+        result = _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric, work, depth)
     else:
-        groups = np.empty(11, dtype=np.int64)
+        groups = row[30:41]
         count = legal_groups(table, n, max_group, groups)
         result = 1.0 if count == 0 and unseen == 0 and (table == 0 or not need_clear) else 0.0
         for g in range(count):
-            v = _value(table & ~groups[g], unseen, n, max_group, need_clear, keys, vals, symmetric)
+            v = _value(table & ~groups[g], unseen, n, max_group, need_clear, keys, vals, symmetric, work,
+                       depth + 1)  # fmt: skip
             if v < 0:
                 return v
             result = max(result, v)
@@ -197,19 +213,21 @@ def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric):  # n
 
 
 @numba.njit(nogil=True)
-def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric):  # noqa: ANN001, ANN202
+def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric, work, depth):  # noqa: ANN001, ANN202
     """The mean over the next card, each unseen one alike. Two unseen cards of one suit whose rank
     columns are equal lead to positions equal up to swapping those ranks: each such class is
     valued once, with its size as weight (without symmetry, every card on its own)."""
-    rep = np.empty(n, dtype=np.int64)  # each rank's first rank with the same column
+    row = work[depth]
+    rep = row[41:54]  # each rank's first rank with the same column
     for r in range(n):
         rep[r] = r
         for q in range(r):
             if base[q] == base[r]:
                 rep[r] = q
                 break
-    weight = np.zeros(SUITS * n, dtype=np.int64)
-    first = np.full(SUITS * n, -1, dtype=np.int64)
+    weight, first = row[54 : 54 + SUITS * n], row[106 : 106 + SUITS * n]
+    weight[:] = 0
+    first[:] = -1
     for c in range(SUITS * n):
         if unseen >> c & 1:
             k = (c // n) * n + rep[c % n] if symmetric else c
@@ -220,7 +238,8 @@ def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric
     for k in range(SUITS * n):
         if weight[k]:
             bit = np.int64(1) << first[k]
-            v = _value(table | bit, unseen & ~bit, n, max_group, need_clear, keys, vals, symmetric)
+            v = _value(table | bit, unseen & ~bit, n, max_group, need_clear, keys, vals, symmetric, work,
+                       depth + 1)  # fmt: skip
             if v < 0:
                 return v
             total += weight[k] * v
@@ -249,6 +268,9 @@ class ExactSolver:
         self.max_group = 4 if cover == "groups" else 2
         self.need_clear = win == "cleared"
         self.all_cards = (1 << (SUITS * self.n)) - 1
+        # a row of working arrays per level of the search; a level draws one card or covers two or
+        # more, so a line of play is at most 4n + 2n levels deep (rows are not bounds-checked)
+        self.work = np.zeros((6 * self.n + 2, WORK), dtype=np.int64)
         self._new_memo(1 << 16)
 
     def _new_memo(self, capacity: int) -> None:
@@ -260,7 +282,7 @@ class ExactSolver:
         """The optimal win probability from the position (card masks), before any refill it needs."""
         while True:
             v = _value(np.int64(table), np.int64(unseen), self.n, self.max_group, self.need_clear, self.keys,
-                       self.vals, self.symmetric)  # fmt: skip
+                       self.vals, self.symmetric, self.work, 0)  # fmt: skip
             if v >= 0:
                 return float(v)
             self._grow()

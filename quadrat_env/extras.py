@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -75,12 +76,16 @@ def _stop(prog: str, err: MissingExtra) -> int:
 
 
 def command(main: Callable[..., int]) -> Callable[..., int]:
-    """A command's ``main`` that answers a missing extra with one line on stderr and exit status 1."""
+    """A command's ``main`` that answers a missing extra with one line on stderr and exit status 1,
+    and stops quietly when its reader goes away (``| head``), as Unix tools do."""
 
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
         try:
             return main(*args, **kwargs)
+        except BrokenPipeError:
+            _silence_stdout()
+            return 1
         except (ModuleNotFoundError, MissingExtra) as err:
             missing = missing_extra(err)
             if missing is None:
@@ -88,6 +93,16 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
             return _stop(_prog(main), missing)
 
     return run
+
+
+def _silence_stdout() -> None:
+    # The interpreter flushes stdout once more at exit, which would fail on the closed pipe again
+    # (Python's documented recipe, "Note on SIGPIPE" in the signal module).
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # a stdout without a file descriptor (a test's capture)
+        pass
 
 
 @contextlib.contextmanager

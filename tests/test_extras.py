@@ -101,3 +101,13 @@ def test_only_missing_optional_packages_count_as_missing_extras():
     assert missing_extra(ModuleNotFoundError("x", name="numpy")) is None  # a real dependency: a real error
     assert missing_extra(ValueError("x")) is None
     assert isinstance(missing_extra(ModuleNotFoundError("x", name="yaml")), MissingExtra)
+
+
+def test_a_command_whose_reader_goes_away_stops_without_a_traceback():
+    # `command | head`: the pipe is closed before the command prints (it is still importing)
+    p = subprocess.Popen([sys.executable, "-m", "quadrat_env.agents.exact", "--ranks", "4"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait() == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
