@@ -34,6 +34,7 @@ import time
 
 import numba
 import numpy as np
+from quadrat_env.agents.exact_memo import insert, rehash, slot
 
 from quadrat_env.core.checks import choice, whole
 from quadrat_env.core.jit import jit
@@ -170,17 +171,6 @@ def legal_groups(table, n, max_group, out):  # noqa: ANN001, ANN201
     return count
 
 
-@jit
-def _slot(keys, hi, lo):  # noqa: ANN001, ANN202
-    """The memo slot holding (hi, lo), or the empty slot where it would go (open addressing)."""
-    mask = keys.shape[0] - 1
-    h = (hi * 0x9E3779B97F4A7C15 + lo * 0x2B2AE3D27D4EB4F) & 0x7FFFFFFFFFFFFFFF
-    i = (h ^ (h >> 29)) & mask
-    while keys[i, 0] != -1 and (keys[i, 0] != hi or keys[i, 1] != lo):
-        i = (i + 1) & mask
-    return i
-
-
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
 @numba.njit(nogil=True)
 def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric, work, depth):  # noqa: ANN001, ANN202
@@ -189,7 +179,7 @@ def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric, work,
     row = work[depth]
     base = _columns_into(table, unseen, n, row[0:n])
     hi, lo = _key_into(base, row[13:17], row[17 : 17 + n]) if symmetric else (table, unseen)
-    i = _slot(keys, hi, lo)
+    i = slot(keys, hi, lo)
     if keys[i, 0] != -1:
         return vals[i]
     if _popcount(table) < 4 and unseen != 0:
@@ -206,7 +196,7 @@ def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric, work,
             result = max(result, v)
     if result < 0 or vals[-1] >= keys.shape[0] // 4 * 3:  # vals[-1]: entries so far
         return -1.0
-    i = _slot(keys, hi, lo)  # the recursion above may have filled the slot found before it
+    i = slot(keys, hi, lo)  # the recursion above may have filled the slot found before it
     keys[i, 0], keys[i, 1], vals[i] = hi, lo, result
     vals[-1] += 1
     return result
@@ -246,15 +236,6 @@ def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric
     return total / _popcount(unseen)
 
 
-@jit
-def _rehash(keys, vals, new_keys, new_vals):  # noqa: ANN001, ANN202
-    for i in range(keys.shape[0]):
-        if keys[i, 0] != -1:
-            j = _slot(new_keys, keys[i, 0], keys[i, 1])
-            new_keys[j, 0], new_keys[j, 1], new_vals[j] = keys[i, 0], keys[i, 1], vals[i]
-    new_vals[-1] = vals[-1]
-
-
 class ExactSolver:
     """Optimal values of Zudecken positions for a pack of 4 suits x ``n_ranks`` ranks (card
     ``suit * n_ranks + rank``; with 13 ranks, the env's card numbers). Values are memoised."""
@@ -291,7 +272,7 @@ class ExactSolver:
         """A memo twice the size, holding every value found so far."""
         keys, vals = self.keys, self.vals
         self._new_memo(2 * keys.shape[0])
-        _rehash(keys, vals, self.keys, self.vals)
+        rehash(keys, vals, self.keys, self.vals)
 
     def win_rate(self) -> float:
         """From a uniformly random deal: the mean over the first four cards of the best play."""
@@ -336,16 +317,7 @@ class ExactSolver:
         pack and rules) and values."""
         while (self.positions + len(keys)) * 4 > self.keys.shape[0] * 3:
             self._grow()
-        _insert(self.keys, self.vals, np.ascontiguousarray(keys), np.ascontiguousarray(values))
-
-
-@jit
-def _insert(keys, vals, new_keys, new_vals):  # noqa: ANN001, ANN202
-    for i in range(new_keys.shape[0]):
-        j = _slot(keys, new_keys[i, 0], new_keys[i, 1])
-        if keys[j, 0] == -1:
-            keys[j, 0], keys[j, 1], vals[j] = new_keys[i, 0], new_keys[i, 1], new_vals[i]
-            vals[-1] += 1
+        insert(self.keys, self.vals, np.ascontiguousarray(keys), np.ascontiguousarray(values))
 
 
 @jit
