@@ -79,9 +79,11 @@ def evaluate(
 
     ``n_envs`` deals run side by side so that neural agents predict on a batch; each deal is
     still dealt by its own ``reset(seed=...)``, so a deterministic agent's results do not depend
-    on ``n_envs``. ``batched`` plays them as rows of the ID's native batched env (one compiled
-    pass per step) instead of ``n_envs`` single envs: the same deals, the same calls to
-    ``agent.predict`` in the same order, so the same per-deal results (tested for every ID).
+    on ``n_envs`` (a network's, up to float rounding: where two moves score within about 1e-6, a
+    batch of another size or another thread count may pick the other one). ``batched`` plays them
+    as rows of the ID's native batched env (one compiled pass per step) instead of ``n_envs``
+    single envs: the same deals, the same calls to ``agent.predict`` in the same order, so the
+    same per-deal results (tested for every ID).
 
     Agents act deterministically here. An illegal action leaves the state and so the observation
     unchanged, so a deterministic agent would repeat it until the time limit: the episode is

@@ -111,7 +111,8 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
 
         torch.set_num_threads(1)  # one per worker: two threads in each of two workers fight for 2 cores
     # deals side by side, so the networks predict on big batches (a deterministic agent's results do
-    # not depend on how many; the random agent's draws do, so it keeps the 128 it was measured with)
+    # not depend on how many, up to float rounding at near ties; the random agent's draws do, so it
+    # keeps the 128 it was measured with)
     n_envs = 1024 if "algo" in extra else 128
     summary, episodes = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
                                  progress=not args.no_progress, n_envs=n_envs)  # fmt: skip
