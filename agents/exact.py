@@ -49,10 +49,14 @@ MIN_RANKS, MAX_RANKS = 1, 13
 SUIT_PERM = np.array([[sum(((code // 3**s) % 3) * 3 ** perm[s] for s in range(SUITS))
                        for code in range(3**SUITS)]
                       for perm in itertools.permutations(range(SUITS))], dtype=np.int64)  # fmt: skip
-#: The working arrays of one call of the search, in a row: column codes [0, 13), suit signature
-#: [13, 17), sorted columns [17, 30), groups [30, 41), rank classes [41, 54), card weights [54, 106)
-#: and first cards [106, 158).
-WORK = 158
+#: The working arrays of one call of the search, side by side in a row of ``WORK``: where each
+#: starts (sized for the largest pack): column codes, suit signature, sorted columns, groups (11:
+#: the most groups of four upcards), rank classes, card weights, first card of each class.
+_BASE, _SIG, _COLS, _GROUPS = 0, MAX_RANKS, MAX_RANKS + SUITS, 2 * MAX_RANKS + SUITS
+_REP = _GROUPS + 11
+_WEIGHT = _REP + MAX_RANKS
+_FIRST = _WEIGHT + SUITS * MAX_RANKS
+WORK = _FIRST + SUITS * MAX_RANKS
 #: SUIT_AT[p, j]: the suit that the p-th permutation puts in place j.
 SUIT_AT = np.array([np.argsort(perm) for perm in itertools.permutations(range(SUITS))], dtype=np.int64)
 
@@ -177,15 +181,17 @@ def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric, work,
     """The value of a position; -1.0 once the memo is full (the caller retries with a larger one).
     ``work[depth]`` holds this call's working arrays (:data:`WORK`), so that a call allocates nothing."""
     row = work[depth]
-    base = _columns_into(table, unseen, n, row[0:n])
-    hi, lo = _key_into(base, row[13:17], row[17 : 17 + n]) if symmetric else (table, unseen)
+    base = _columns_into(table, unseen, n, row[_BASE : _BASE + n])
+    hi, lo = (
+        _key_into(base, row[_SIG : _SIG + SUITS], row[_COLS : _COLS + n]) if symmetric else (table, unseen)
+    )
     i = slot(keys, hi, lo)
     if keys[i, 0] != -1:
         return vals[i]
     if _popcount(table) < 4 and unseen != 0:
         result = _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric, work, depth)
     else:
-        groups = row[30:41]
+        groups = row[_GROUPS:_REP]
         count = legal_groups(table, n, max_group, groups)
         result = 1.0 if count == 0 and unseen == 0 and (table == 0 or not need_clear) else 0.0
         for g in range(count):
@@ -208,14 +214,14 @@ def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric
     columns are equal lead to positions equal up to swapping those ranks: each such class is
     valued once, with its size as weight (without symmetry, every card on its own)."""
     row = work[depth]
-    rep = row[41:54]  # each rank's first rank with the same column
+    rep = row[_REP : _REP + n]  # each rank's first rank with the same column
     for r in range(n):
         rep[r] = r
         for q in range(r):
             if base[q] == base[r]:
                 rep[r] = q
                 break
-    weight, first = row[54 : 54 + SUITS * n], row[106 : 106 + SUITS * n]
+    weight, first = row[_WEIGHT : _WEIGHT + SUITS * n], row[_FIRST : _FIRST + SUITS * n]
     weight[:] = 0
     first[:] = -1
     for c in range(SUITS * n):
