@@ -76,14 +76,18 @@ with importing(__name__):  # the 'train' extra: one line naming it, not a traceb
 
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHECKPOINT = "checkpoint.npz"
+#: ``--loss ranked``: label differences this size (0.01, one win in 100 deals) weigh e to 1, and
+#: the logits (log-odds: about 0.045 apart for moves 0.01 apart near even odds) are scaled to match.
+RANK_TEMPERATURE, RANK_SCALE = 0.01, 20.0
 
 
 def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: int,
         loss_kind: str = "bce", augment: bool = False, lr_end: float | None = None) -> float:  # fmt: skip
     """Supervised steps on the policy and value (winnable). ``bce``: each legal move's logit learns
     P(the move still wins) on its own; ``softmax``: the legal moves' softmax learns the winning
-    moves' shares (a ranking within each decision, not each move's level). ``augment``: every batch
-    with its suits, ranks and slots renamed at random (:func:`~quadrat_env.agents.features.relabel`).
+    moves' shares (a ranking within each decision, not each move's level); ``ranked``: ``bce`` and
+    each decision's order (:func:`_rank_loss`). ``augment``: every batch with its suits, ranks and
+    slots renamed at random (:func:`~quadrat_env.agents.features.relabel`).
     ``lr_end``: the learning rate moves linearly from ``lr`` to it over the steps (default: constant)."""
     import torch
     from quadrat_env.agents.features import random_renaming, relabel
@@ -135,8 +139,24 @@ def _loss(policy: Any, obs: Any, mask: Any, target: Any, loss_kind: str) -> Any:
     else:
         bce = nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
         loss = (bce * m).sum() / m.sum()
+    if loss_kind == "ranked":
+        loss = loss + _rank_loss(logits, m, target)
     value = policy.value_net(latent_vf).squeeze(1)
     return loss + 0.5 * ((value - (target * m).amax(1)) ** 2).mean()
+
+
+def _rank_loss(logits: Any, m: Any, target: Any) -> Any:
+    """Cross-entropy of the legal moves' softmax (logits times :data:`RANK_SCALE`) against the
+    softmax of their labels at :data:`RANK_TEMPERATURE`: the best moves' share is pushed up by how
+    much better they are. BCE alone fits each move's level, and a decision's moves often differ by
+    far less than that fit's error; this term spends the network on the order within each
+    decision, which is what play uses."""
+    import torch
+
+    labels = target.masked_fill(m == 0, -1e9)
+    wanted = torch.softmax((labels - labels.amax(1, keepdim=True)) / RANK_TEMPERATURE, dim=1)
+    log_p = torch.log_softmax((RANK_SCALE * logits).masked_fill(m == 0, -1e9), dim=1)
+    return -(wanted * log_p).sum(1).mean()
 
 
 def _learning_rate(settings: Settings, epoch: float) -> float:

@@ -179,6 +179,32 @@ def test_softmax_imitation_loss_ranks_the_winning_moves_first():
     assert winning_share() > before + 0.2
 
 
+def test_ranked_loss_rewards_the_labels_order_within_each_decision():
+    """``_rank_loss``: lower when the logits order the legal moves as their labels do, by the
+    labels' gaps (a move 0.001 worse costs little, one 0.1 worse much); blind to illegal moves and
+    to a constant added to a decision's logits."""
+    import torch
+    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments.imitate_settings import Settings
+
+    labels = torch.tensor([[0.60, 0.55, 0.30, 0.0]])
+    mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])
+    right, wrong = torch.tensor([[0.3, 0.1, -0.5, 9.0]]), torch.tensor([[0.1, 0.3, -0.5, 9.0]])
+    assert imitate._rank_loss(right, mask, labels) < imitate._rank_loss(wrong, mask, labels)
+    assert imitate._rank_loss(right + 2.0, mask, labels) == pytest.approx(
+        float(imitate._rank_loss(right, mask, labels))
+    )
+    shifted = right.clone()
+    shifted[0, 3] = -9.0  # the illegal move's logit changes nothing
+    assert imitate._rank_loss(shifted, mask, labels) == pytest.approx(
+        float(imitate._rank_loss(right, mask, labels))
+    )
+    close, far = torch.tensor([[0.600, 0.599, 0.30, 0.0]]), torch.tensor([[0.600, 0.500, 0.30, 0.0]])
+    swapped = torch.tensor([[0.0, 0.1, -0.5, 0.0]])  # puts the second move first
+    assert imitate._rank_loss(swapped, mask, close) < imitate._rank_loss(swapped, mask, far)
+    assert "ranking" in Settings(loss="ranked").method and "BCE)" in Settings().method
+
+
 def test_imitation_learning_rate_schedules():
     from quadrat_env.experiments import imitate
 
