@@ -202,6 +202,10 @@ def training_table(models: Path) -> str:
             last = json.loads(rounds.read_text())[-1]
             method = (f"imitation, {cfg['rounds']} round(s) x {cfg['deals_per_round']:,} deals, "
                       f"{cfg['epochs']} epochs, features: {cfg.get('features', 'none')}")  # fmt: skip
+            if cfg.get("channels", 32) != 32:  # the afterstate network's default width
+                method += f", {cfg['channels']} channels"
+            if cfg.get("loss", "bce") != "bce":
+                method += f", loss: {cfg['loss']}"
             lines.append(f"| {stem} | {cfg['seed']} | {method} | {last['samples']:,} | "
                          f"{last['seconds']:.0f} | – |")  # fmt: skip
     return "\n".join(lines) + "\n"
