@@ -186,6 +186,7 @@ def markdown(result: dict[str, Any]) -> str:
 def training_table(models: Path) -> str:
     """How each published model was trained: steps, wall time and speed (from its run folder)."""
     import yaml
+    from quadrat_env.agents.features import AFTER_CHANNELS  # torch: only for the training table
 
     lines = ["| model | training seed | method | steps or labelled decisions | seconds | steps/s |",
              "|---|---:|---|---:|---:|---:|"]  # fmt: skip
@@ -202,7 +203,7 @@ def training_table(models: Path) -> str:
             last = json.loads(rounds.read_text())[-1]
             method = (f"imitation, {cfg['rounds']} round(s) x {cfg['deals_per_round']:,} deals, "
                       f"{cfg['epochs']} epochs, features: {cfg.get('features', 'none')}")  # fmt: skip
-            if cfg.get("channels", 32) != 32:  # the afterstate network's default width
+            if cfg.get("channels", AFTER_CHANNELS) != AFTER_CHANNELS:
                 method += f", {cfg['channels']} channels"
             if cfg.get("loss", "bce") != "bce":
                 method += f", loss: {cfg['loss']}"
