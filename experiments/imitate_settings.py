@@ -12,7 +12,12 @@ from quadrat_env.experiments.imitate_labels import ENV_ID, Collection
 
 from quadrat_env import seeds
 
-LOSSES = ("bce", "softmax", "ranked")
+#: The losses ``fit`` knows, each with how a run's ``method`` names it.
+LOSSES = {
+    "bce": "per-move BCE",
+    "softmax": "softmax of the winning moves",
+    "ranked": "per-move BCE and ranking",
+}
 #: The games imitate trains on; on the 32-card pack the labels are the exact solver's values.
 EXACT_ID = "quadrat_env/Zudecken32-v0"
 ENV_IDS = (ENV_ID, EXACT_ID)
@@ -51,7 +56,8 @@ class Settings:
                                       "256 256; none with --features zudecken-afterstates, whose outputs "
                                       "are the logits)", nargs="+", metavar="UNITS")  # fmt: skip
     loss: str = _opt("bce", "bce: each move's P(still wins); softmax: the winning moves' shares per "
-                     "decision; ranked: bce and each decision's order of moves", choices=LOSSES)  # fmt: skip
+                     "decision; ranked: bce and each decision's order of moves",
+                     choices=tuple(LOSSES))  # fmt: skip
     augment: bool = _opt(False, "train on copies of each decision with suits, ranks and slots renamed "
                          "at random")  # fmt: skip
     lr_decay: str = _opt("none", "learning rate over each round's epochs: constant, or cosine down to "
@@ -71,8 +77,7 @@ class Settings:
     def __post_init__(self) -> None:
         if not self.method:
             labels = "exact optimal values" if self.exact else "solver labels"
-            how = {"softmax": "softmax of the winning moves", "ranked": "per-move BCE and ranking"}
-            self.method = f"imitation of {labels} ({how.get(self.loss, 'per-move BCE')})"
+            self.method = f"imitation of {labels} ({LOSSES.get(self.loss, LOSSES['bce'])})"
         if self.net_arch is None:
             self.net_arch = [] if self.features == SCORES else [256, 256]
 
