@@ -15,7 +15,12 @@ unseen ``U``, and its value under optimal play is
 Values are memoised under the game's symmetry: matching only asks whether two cards share a suit or
 a rank, so renaming suits or ranks changes no value. A position is a grid of 4 suits x n ranks,
 each cell covered, up or unseen; its key is the least, over the 24 orders of the suits, of its rank
-columns sorted (rank renamings are the column orders).
+columns sorted (rank renamings are the column orders). A mean is summed from its least term up, so
+a value does not depend on which cards stood for its class when it was first reached.
+
+A whole solve runs one search a core, all over one memo (:mod:`~quadrat_env.agents.exact_memo`):
+each takes the moves and draws in its own rotation, and uses what the others have memoised, so
+the cores share the work without dividing it up in advance; they find the same values to the bit.
 
 Rules (the env's, ``quadrat_env/Zudecken-v0``): a group of two to four upcards (``cover="pairs"``:
 two), each sharing a suit or a rank with another of the group, may be covered; the covered slots
@@ -28,13 +33,15 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import resource
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from quadrat_env.agents.exact_memo import insert, rehash, slot
+from quadrat_env.agents.exact_memo import STOP, empty, entries, insert, load, lookup, put, store
 
 from quadrat_env.core.checks import choice, whole
 from quadrat_env.core.jit import jit
@@ -51,12 +58,20 @@ SUIT_PERM = np.array([[sum(((code // 3**s) % 3) * 3 ** perm[s] for s in range(SU
                       for perm in itertools.permutations(range(SUITS))], dtype=np.int64)  # fmt: skip
 #: The working arrays of one call of the search, side by side in a row of ``WORK``: where each
 #: starts (sized for the largest pack): column codes, suit signature, sorted columns, groups (11:
-#: the most groups of four upcards), rank classes, card weights, first card of each class.
+#: the most groups of four upcards), rank classes, card weights, first card of each class, the
+#: classes in order.
 _BASE, _SIG, _COLS, _GROUPS = 0, MAX_RANKS, MAX_RANKS + SUITS, 2 * MAX_RANKS + SUITS
 _REP = _GROUPS + 11
 _WEIGHT = _REP + MAX_RANKS
 _FIRST = _WEIGHT + SUITS * MAX_RANKS
-WORK = _FIRST + SUITS * MAX_RANKS
+_ORDER = _FIRST + SUITS * MAX_RANKS
+WORK = _ORDER + SUITS * MAX_RANKS
+#: RULES: what a search is told, each thread in an int64 array of its own (``me``): the pack and
+#: rules, which thread it is and of how many.
+RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS = range(6)
+#: a search stops when another thread is done with it, or when the memo is full (to grow it);
+#: each thread looks at the memo's fill every CHECK_EVERY entries it writes
+DONE, FULL, CHECK_EVERY = 2, 1, 256
 #: SUIT_AT[p, j]: the suit that the p-th permutation puts in place j.
 SUIT_AT = np.array([np.argsort(perm) for perm in itertools.permutations(range(SUITS))], dtype=np.int64)
 
@@ -177,43 +192,62 @@ def legal_groups(table, n, max_group, out):  # noqa: ANN001, ANN201
 
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
 @numba.njit(nogil=True)
-def _value(table, unseen, n, max_group, need_clear, keys, vals, symmetric, work, depth):  # noqa: ANN001, ANN202
-    """The value of a position; -1.0 once the memo is full (the caller retries with a larger one).
-    ``work[depth]`` holds this call's working arrays (:data:`WORK`), so that a call allocates nothing."""
-    row = work[depth]
+def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+    """The value of a position; -1.0 once the search is stopped (the memo is full, or another
+    thread is done). ``me``: the rules and this thread (:data:`RULES`); ``keys``, ``vals``,
+    ``shared``: the memo (:mod:`~quadrat_env.agents.exact_memo`); ``iwork[depth]`` and
+    ``fwork[depth]`` hold this call's working arrays (:data:`WORK`), so that a call allocates
+    nothing."""
+    if load(shared, STOP, None):
+        return -1.0
+    n = me[N]
+    row = iwork[depth]
     base = _columns_into(table, unseen, n, row[_BASE : _BASE + n])
     hi, lo = (
-        _key_into(base, row[_SIG : _SIG + SUITS], row[_COLS : _COLS + n]) if symmetric else (table, unseen)
+        _key_into(base, row[_SIG : _SIG + SUITS], row[_COLS : _COLS + n])
+        if me[SYMMETRIC]
+        else (table, unseen)
     )
-    i = slot(keys, hi, lo)
-    if keys[i, 0] != -1:
-        return vals[i]
+    v = lookup(keys, vals, hi, lo)
+    if v == v:  # not NaN: memoised
+        return v
     if _popcount(table) < 4 and unseen != 0:
-        result = _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric, work, depth)
+        result = _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth)
     else:
-        groups = row[_GROUPS:_REP]
-        count = legal_groups(table, n, max_group, groups)
-        result = 1.0 if count == 0 and unseen == 0 and (table == 0 or not need_clear) else 0.0
-        for g in range(count):
-            v = _value(table & ~groups[g], unseen, n, max_group, need_clear, keys, vals, symmetric, work,
-                       depth + 1)  # fmt: skip
-            if v < 0:
-                return v
-            result = max(result, v)
-    if result < 0 or vals[-1] >= keys.shape[0] // 4 * 3:  # vals[-1]: entries so far
-        return -1.0
-    i = slot(keys, hi, lo)  # the recursion above may have filled the slot found before it
-    keys[i, 0], keys[i, 1], vals[i] = hi, lo, result
-    vals[-1] += 1
+        result = _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth)
+    if result < 0:
+        return result
+    before = entries(shared, me[THREAD])
+    new = put(keys, vals, shared, me[THREAD], hi, lo, result)
+    if new and before % CHECK_EVERY == 0 and entries(shared, -1) >= keys.shape[0] // 4 * 3:
+        store(shared, STOP, None, FULL)  # filled to 3/4: every thread stops, and the memo grows
+    return result
+
+
+# Thread ``me[THREAD]`` of ``me[THREADS]`` takes the moves and draws in its own rotation, so that
+# threads sharing the memo start on different positions and seldom work on the same one at once.
+@numba.njit(nogil=True)
+def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+    """The best coverable group's value; with none, whether the game is won."""
+    groups = iwork[depth][_GROUPS:_REP]
+    count = legal_groups(table, me[N], me[MAX_GROUP], groups)
+    result = 1.0 if count == 0 and unseen == 0 and (table == 0 or not me[NEED_CLEAR]) else 0.0
+    shift = me[THREAD] * count // me[THREADS]
+    for j in range(count):
+        g = groups[j + shift - count if j + shift >= count else j + shift]
+        v = _value(table & ~g, unseen, me, keys, vals, shared, iwork, fwork, depth + 1)
+        if v < 0:
+            return v
+        result = max(result, v)
     return result
 
 
 @numba.njit(nogil=True)
-def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric, work, depth):  # noqa: ANN001, ANN202
+def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
     """The mean over the next card, each unseen one alike. Two unseen cards of one suit whose rank
     columns are equal lead to positions equal up to swapping those ranks: each such class is
     valued once, with its size as weight (without symmetry, every card on its own)."""
-    row = work[depth]
+    n, row, found = me[N], iwork[depth], fwork[depth]
     rep = row[_REP : _REP + n]  # each rank's first rank with the same column
     for r in range(n):
         rep[r] = r
@@ -226,63 +260,109 @@ def _refill(table, unseen, base, n, max_group, need_clear, keys, vals, symmetric
     first[:] = -1
     for c in range(SUITS * n):
         if unseen >> c & 1:
-            k = (c // n) * n + rep[c % n] if symmetric else c
+            k = (c // n) * n + rep[c % n] if me[SYMMETRIC] else c
             weight[k] += 1
             if first[k] < 0:
                 first[k] = c
-    total = 0.0
+    order, m = row[_ORDER : _ORDER + SUITS * n], 0
     for k in range(SUITS * n):
         if weight[k]:
-            bit = np.int64(1) << first[k]
-            v = _value(table | bit, unseen & ~bit, n, max_group, need_clear, keys, vals, symmetric, work,
-                       depth + 1)  # fmt: skip
-            if v < 0:
-                return v
-            total += weight[k] * v
-    return total / _popcount(unseen)
+            order[m] = k
+            m += 1
+    shift = me[THREAD] * m // me[THREADS]
+    for j in range(m):
+        at = j + shift - m if j + shift >= m else j + shift
+        bit = np.int64(1) << first[order[at]]
+        v = _value(table | bit, unseen & ~bit, me, keys, vals, shared, iwork, fwork, depth + 1)
+        if v < 0:
+            return v
+        found[at] = weight[order[at]] * v
+    return _sum_sorted(found[:m]) / _popcount(unseen)
+
+
+@jit
+def _sum_sorted(terms):  # noqa: ANN001, ANN202
+    """The sum from the least term up: the same float whichever cards stand for a position's class
+    and whichever thread values it first, so every solve finds the same values to the bit."""
+    for j in range(terms.shape[0]):  # insertion sort: a few dozen terms at most
+        v, i = terms[j], j
+        while i > 0 and terms[i - 1] > v:
+            terms[i] = terms[i - 1]
+            i -= 1
+        terms[i] = v
+    total = 0.0
+    for v in terms:
+        total += v
+    return total
 
 
 class ExactSolver:
     """Optimal values of Zudecken positions for a pack of 4 suits x ``n_ranks`` ranks (card
-    ``suit * n_ranks + rank``; with 13 ranks, the env's card numbers). Values are memoised."""
+    ``suit * n_ranks + rank``; with 13 ranks, the env's card numbers). Values are memoised. A whole
+    solve (:meth:`win_rate`) runs ``threads`` searches over one memo (default: one a usable core)."""
 
     def __init__(self, n_ranks: int = 13, win: str = "cleared", cover: str = "groups",
-                 symmetric: bool = True) -> None:  # fmt: skip
+                 symmetric: bool = True, threads: int | None = None) -> None:  # fmt: skip
         if whole("n_ranks", n_ranks, minimum=MIN_RANKS) > MAX_RANKS:
             raise ValueError(f"n_ranks must be {MIN_RANKS}..{MAX_RANKS}, got {n_ranks}")
         choice("win", win, WINS), choice("cover", cover, COVERS)
+        self.threads = usable_cores() if threads is None else whole("threads", threads, minimum=1)
         self.n, self.win, self.cover, self.symmetric = int(n_ranks), win, cover, symmetric
         self.max_group = 4 if cover == "groups" else 2
         self.need_clear = win == "cleared"
         self.all_cards = (1 << (SUITS * self.n)) - 1
-        # a row of working arrays per level of the search; a level draws one card or covers two or
-        # more, so a line of play is at most 4n + 2n levels deep (rows are not bounds-checked)
-        self.work = np.zeros((6 * self.n + 2, WORK), dtype=np.int64)
-        self._new_memo(1 << 16)
+        # each thread's own: what it is told (RULES), and a row of working arrays per level of the
+        # search; a level draws one card or covers two or more, so a line of play is at most
+        # 4n + 2n levels deep (rows are not bounds-checked)
+        told = (self.n, self.max_group, self.need_clear, self.symmetric, 0, 1)
+        self.work = [
+            (np.array(told, dtype=np.int64), np.zeros((6 * self.n + 2, WORK), dtype=np.int64),
+             np.zeros((6 * self.n + 2, SUITS * self.n)))
+            for _ in range(self.threads)
+        ]  # fmt: skip
+        self.keys, self.vals, self.shared = empty(1 << 16, self.threads)
 
-    def _new_memo(self, capacity: int) -> None:
-        # keys (hi, lo), -1 where empty; vals[-1] counts the entries (filled to 3/4 at most)
-        self.keys = np.full((capacity, 2), -1, dtype=np.int64)
-        self.vals = np.zeros(capacity + 1, dtype=np.float64)
-
-    def value(self, table: int, unseen: int) -> float:
-        """The optimal win probability from the position (card masks), before any refill it needs."""
+    def value(self, table: int, unseen: int, threads: int = 1) -> float:
+        """The optimal win probability from the position (card masks), before any refill it needs,
+        searched by ``threads`` threads sharing the memo (at most the solver's)."""
+        threads = min(threads, self.threads)
         while True:
-            v = _value(np.int64(table), np.int64(unseen), self.n, self.max_group, self.need_clear, self.keys,
-                       self.vals, self.symmetric, self.work, 0)  # fmt: skip
-            if v >= 0:
-                return float(v)
-            self._grow()
+            if entries(self.shared, -1) >= self.keys.shape[0] // 4 * 3:
+                self._grow()
+            self.shared[STOP] = 0
+            if threads == 1:
+                found = [self._search(table, unseen, 0, 1)]
+            else:
+                with ThreadPoolExecutor(threads) as pool:
+                    found = list(pool.map(self._search, [table] * threads, [unseen] * threads,
+                                          range(threads), [threads] * threads))  # fmt: skip
+            done = [v for v in found if v >= 0]
+            if done:  # every thread that finishes finds the same value
+                return done[0]
+            # stopped with none done: the memo is full; grown at the top of the loop
 
-    def _grow(self) -> None:
-        """A memo twice the size, holding every value found so far."""
+    def _search(self, table: int, unseen: int, thread: int, threads: int) -> float:
+        me, iwork, fwork = self.work[thread]
+        me[THREAD], me[THREADS] = thread, threads
+        v = _value(np.int64(table), np.int64(unseen), me, self.keys, self.vals, self.shared, iwork, fwork, 0)
+        if v >= 0:
+            self.shared[STOP] = DONE  # the others need not go on
+        return float(v)
+
+    def _grow(self, capacity: int = 0) -> None:
+        """A memo twice the size (or ``capacity`` slots), holding every value found so far."""
         keys, vals = self.keys, self.vals
-        self._new_memo(2 * keys.shape[0])
-        rehash(keys, vals, self.keys, self.vals)
+        self.keys, self.vals, self.shared = empty(max(capacity, 2 * keys.shape[0]), self.threads)
+        insert(self.keys, self.vals, self.shared, keys, vals)
 
     def win_rate(self) -> float:
         """From a uniformly random deal: the mean over the first four cards of the best play."""
-        return self.value(0, self.all_cards)
+        # A whole solve memoises about 400 * 4**n positions (24,000 at 4 ranks, 24.4M at 8): room
+        # for them at once, up to 2**25 slots (800 MB), spares the memo most of its doublings.
+        slots = 1 << min(2 * self.n + 9, 25)
+        if self.keys.shape[0] < slots:
+            self._grow(slots)
+        return self.value(0, self.all_cards, self.threads)
 
     def groups(self, table: int) -> list[int]:
         """The coverable groups of ``table`` (card masks)."""
@@ -301,7 +381,7 @@ class ExactSolver:
     @property
     def positions(self) -> int:
         """Positions memoised so far (canonical ones, with symmetry)."""
-        return int(self.vals[-1])
+        return int(entries(self.shared, -1))
 
     def census(self) -> np.ndarray:
         """The memoised positions counted by upcards (rows 0-4) and unseen cards (columns)."""
@@ -316,14 +396,19 @@ class ExactSolver:
         their keys and values, enough for every later move choice (:meth:`preload`)."""
         up, _ = _cells(self.keys, self.n, self.symmetric)
         keep = (self.keys[:, 0] != -1) & (up <= 2)
-        return self.keys[keep], self.vals[:-1][keep]
+        return self.keys[keep], self.vals[keep]
 
     def preload(self, keys: np.ndarray, values: np.ndarray) -> None:
         """Memoise positions given by their keys (from :meth:`afterstates` of a solver of the same
         pack and rules) and values."""
         while (self.positions + len(keys)) * 4 > self.keys.shape[0] * 3:
             self._grow()
-        insert(self.keys, self.vals, np.ascontiguousarray(keys), np.ascontiguousarray(values))
+        insert(self.keys, self.vals, self.shared, np.ascontiguousarray(keys), np.ascontiguousarray(values))
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @jit
@@ -360,9 +445,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ranks", type=int, default=6, help=f"ranks a suit, {MIN_RANKS}..{MAX_RANKS} (default 6)")
     p.add_argument("--win", choices=WINS, default="cleared")
     p.add_argument("--cover", choices=COVERS, default="groups")
+    p.add_argument(
+        "--threads", type=int, help=f"searches sharing the memo (default: the usable cores, {usable_cores()})"
+    )
     args = p.parse_args(argv)
     try:
-        solver = ExactSolver(args.ranks, args.win, args.cover)
+        solver = ExactSolver(args.ranks, args.win, args.cover, threads=args.threads)
     except ValueError as err:
         p.error(str(err))
     start = time.perf_counter()
@@ -372,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     census = solver.census()
     print(
         f"Zudecken, 4 suits x {args.ranks} ranks, win={args.win}, cover={args.cover}: optimal win rate "
-        f"{value:#.12g}; {solver.positions:,} canonical positions, {seconds:.1f} s, "
+        f"{value:#.12g}; {solver.positions:,} canonical positions, {seconds:.1f} s on {solver.threads} "
+        f"thread{'s' * (solver.threads > 1)}, "
         f"peak memory {peak:.0f} MB"
     )
     # what a search that keeps fewer positions would keep: the positions after a move (at most two

@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from quadrat_env.agents.exact import ExactSolver, main, optimal_win_rate
+from quadrat_env.agents.exact_memo import entries
 
 # Optimal win probabilities from a random deal, computed with a separate implementation.
 KNOWN = {4: 0.975671672243, 5: 0.908473288689, 6: 0.818695369460}
@@ -140,6 +141,7 @@ def test_bad_arguments():
         ({"n_ranks": 4.0}, "n_ranks"),
         ({"win": "all"}, "win"),
         ({"cover": "trios"}, "cover"),
+        ({"threads": 0}, "threads"),
     )
     for kwargs, message in bad:
         with pytest.raises(ValueError, match=message):
@@ -157,14 +159,40 @@ def test_census_counts_every_memoised_position_by_upcards_and_unseen_cards():
         assert (census[1:, 16:] == 0).all() and census[4, 0] > 0  # full tables once the stock is out
 
 
+def memo_of(solver: ExactSolver) -> tuple[np.ndarray, np.ndarray]:
+    """The memo's keys and values, in the order of the keys."""
+    used = solver.keys[:, 0] != -1
+    keys, values = solver.keys[used], solver.vals[used]
+    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    return keys[order], values[order]
+
+
+def test_threads_sharing_the_memo_find_the_same_values_to_the_bit():
+    """Two searches over one memo that fills and grows under them (no room made in advance) keep
+    the same positions with the same values as one search, to the bit; a whole solve on two threads
+    has both write to it."""
+    one, two = ExactSolver(6, threads=1), ExactSolver(6, threads=2)
+    start = two.keys.shape[0]
+    assert one.value(0, one.all_cards) == two.value(0, two.all_cards, threads=2) == one.win_rate()
+    assert two.keys.shape[0] > start and one.positions == two.positions
+    for mine, theirs in zip(memo_of(one), memo_of(two), strict=True):
+        assert np.array_equal(mine, theirs)
+    both = ExactSolver(6, threads=2)
+    assert both.win_rate() == one.win_rate()
+    assert entries(both.shared, 0) > 0 and entries(both.shared, 1) > 0
+
+
 def test_command_line(capsys):
-    assert main(["--ranks", "4"]) == 0
+    assert main(["--ranks", "4", "--threads", "2"]) == 0
     out = capsys.readouterr().out
-    assert "0.975671672243" in out and "24,000 canonical positions" in out
+    assert "0.975671672243" in out and "24,000 canonical positions" in out and "on 2 threads" in out
     assert "positions with at most 2 upcards: 5,212" in out
     with pytest.raises(SystemExit) as exc:
         main(["--ranks", "20"])
     assert exc.value.code == 2 and "n_ranks must be 1..13" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["--threads", "0"])
+    assert exc.value.code == 2 and "threads" in capsys.readouterr().err
 
 
 def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
