@@ -88,7 +88,7 @@ def late_position(agent: OptimalAgent) -> tuple[np.ndarray, np.ndarray]:
 
 def test_the_agent_keeps_its_table_and_a_later_agent_starts_from_it(tmp_path, monkeypatch):
     """The whole-table solve is cut to one late position's subtree here (the whole 32-card table
-    takes a minute): what the agent solved is what a later agent reads, to the same values."""
+    takes half a minute): what the agent solved is what a later agent reads, to the same values."""
     monkeypatch.setenv("QUADRAT_ENV_CACHE", str(tmp_path))
     obs, mask = late_position(OptimalAgent("quadrat_env/Zudecken32-v0", cache=False))
     table, unseen = OptimalAgent("quadrat_env/Zudecken32-v0", cache=False).masks(obs)
