@@ -72,6 +72,11 @@ RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS = range(6)
 #: a search stops when another thread is done with it, or when the memo is full (to grow it);
 #: each thread looks at the memo's fill every CHECK_EVERY entries it writes
 DONE, FULL, CHECK_EVERY = 2, 1, 256
+#: UP_IN[code], UNSEEN_IN[code]: a rank column's upcards and unseen cards.
+UP_IN, UNSEEN_IN = (
+    np.array([sum((code // 3**s) % 3 == cell for s in range(SUITS)) for code in range(3**SUITS)])
+    for cell in (1, 2)
+)
 #: SUIT_AT[p, j]: the suit that the p-th permutation puts in place j.
 SUIT_AT = np.array([np.argsort(perm) for perm in itertools.permutations(range(SUITS))], dtype=np.int64)
 
@@ -424,12 +429,9 @@ def _cells(keys, n, symmetric):  # noqa: ANN001, ANN202
         for word, width in ((0, min(n, 6)), (1, max(n - 6, 0))):  # 6 columns in hi, the rest in lo
             x = keys[i, word]
             for _ in range(width):
-                code = x % 128
+                up[i] += UP_IN[x % 128]
+                unseen[i] += UNSEEN_IN[x % 128]
                 x //= 128
-                for _s in range(SUITS):
-                    up[i] += code % 3 == 1
-                    unseen[i] += code % 3 == 2
-                    code //= 3
     return up, unseen
 
 
