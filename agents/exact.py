@@ -79,6 +79,26 @@ UP_IN, UNSEEN_IN = (
 )
 #: SUIT_AT[p, j]: the suit that the p-th permutation puts in place j.
 SUIT_AT = np.array([np.argsort(perm) for perm in itertools.permutations(range(SUITS))], dtype=np.int64)
+#: SIG_OF[code]: a rank column's share of its suits' counts, 16 bits a suit: 1 an upcard, 16 an
+#: unseen card (at most 13 upcards a suit, so suits compare by unseen cards, then upcards).
+SIG_OF = np.array([sum((1 if (code // 3**s) % 3 == 1 else 16 if (code // 3**s) % 3 == 2 else 0) << 16 * s
+                       for s in range(SUITS)) for code in range(3**SUITS)], dtype=np.int64)  # fmt: skip
+
+
+def _sorting() -> np.ndarray:
+    """SORTING[ties]: how many permutations put four suits in order of their counts, then which,
+    for each way ``ties`` (base 3, a digit a pair of suits: less, equal, greater) they compare."""
+    table = np.zeros((3**6, 25), dtype=np.int64)
+    for counts in itertools.product(range(4), repeat=SUITS):  # every way four counts can compare
+        ties = 0
+        for a, b in itertools.combinations(range(SUITS), 2):
+            ties = ties * 3 + (counts[a] > counts[b]) - (counts[a] < counts[b]) + 1
+        ok = [p for p, at in enumerate(SUIT_AT) if all(counts[at[j]] <= counts[at[j + 1]] for j in range(3))]
+        table[ties, 0], table[ties, 1 : len(ok) + 1] = len(ok), ok
+    return table
+
+
+SORTING = _sorting()
 
 
 @jit
@@ -121,18 +141,18 @@ def _key_into(base, sig, cols):  # noqa: ANN001, ANN202
     n = base.shape[0]
     # Only orders that sort the suits by how many up and unseen cards they hold need be tried:
     # those counts move with the suits, so the least over these orders is a key all the same.
-    sig[:] = 0
+    packed = 0
     for r in range(n):
-        code = base[r]
-        for s in range(SUITS):
-            cell = code % 3
-            code //= 3
-            sig[s] += 1 if cell == 1 else (64 if cell == 2 else 0)
+        packed += SIG_OF[base[r]]
+    for s in range(SUITS):
+        sig[s] = packed >> (16 * s) & 0xFFFF
+    ties = 0  # how the four suits' counts compare, pair by pair (SORTING)
+    for a in range(SUITS):
+        for b in range(a + 1, SUITS):
+            ties = ties * 3 + (sig[a] > sig[b]) - (sig[a] < sig[b]) + 1
     best_hi, best_lo = np.int64(-1), np.int64(-1)
-    for p in range(SUIT_PERM.shape[0]):
-        at = SUIT_AT[p]
-        if sig[at[0]] > sig[at[1]] or sig[at[1]] > sig[at[2]] or sig[at[2]] > sig[at[3]]:
-            continue
+    for t in range(1, SORTING[ties, 0] + 1):
+        p = SORTING[ties, t]
         for r in range(n):  # insertion sort: a handful of columns
             v = SUIT_PERM[p, base[r]]
             j = r
