@@ -9,7 +9,7 @@ from functools import cache
 import gymnasium as gym
 import numpy as np
 import pytest
-from quadrat_env.agents.exact import ExactSolver, main, optimal_win_rate
+from quadrat_env.agents.exact import ExactSolver, canonical, main, optimal_win_rate
 from quadrat_env.agents.exact_memo import entries
 
 # Optimal win probabilities from a random deal, computed with a separate implementation.
@@ -28,6 +28,23 @@ def test_symmetry_changes_no_value():
     reduced = ExactSolver(4, "dealt", "pairs")
     assert plain.win_rate() == pytest.approx(reduced.win_rate(), abs=1e-12)
     assert plain.positions > 100 * reduced.positions
+
+
+def test_the_key_is_the_same_for_positions_equal_up_to_renaming_suits_and_ranks():
+    rng = np.random.default_rng(0)
+    n = 7
+
+    def key(cells: np.ndarray) -> tuple[int, int]:  # cells[suit, rank]: 0 covered, 1 up, 2 unseen
+        up, unseen = (sum(1 << (s * n + r) for s, r in np.argwhere(cells == v)) for v in (1, 2))
+        return canonical(np.int64(up), np.int64(unseen), n)
+
+    keys = set()
+    for _ in range(300):
+        cells = rng.integers(0, 3, size=(4, n))
+        cells[rng.permutation(4)[: rng.integers(3)]] = rng.integers(3)  # suits alike, so ties
+        assert key(cells) == key(cells[rng.permutation(4)][:, rng.permutation(n)])
+        keys.add(key(cells))
+    assert len(keys) > 250  # and not one key for all
 
 
 def brute_force(n: int, need_clear: bool, max_group: int):
