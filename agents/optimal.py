@@ -2,7 +2,7 @@
 
 The values every move choice needs (the positions after a move) are kept on disk once solved, in
 ``$QUADRAT_ENV_CACHE`` (default ``$XDG_CACHE_HOME/quadrat_env``, else ``~/.cache/quadrat_env``): the
-32-card table is 1.6M positions, 39 MB, read in about a second where solving it takes about 35 s
+32-card table is 1.6M positions, 39 MB, read in about a second where solving it takes about 30 s
 on two cores.
 A cache file that cannot be read, is damaged or was written by other solver code is ignored with
 one :class:`~quadrat_env.core.jit.CacheWarning` and solved again; one that cannot be written costs
@@ -94,7 +94,7 @@ class OptimalAgent(Agent):
     """Plays the optimal policy of a Zudecken variant from any position: each legal group's exact
     value, the best one covered (ties within 1e-12 to the lowest action). Values are computed as play
     reaches them and kept. With ``cache`` (the default), the first decision solves the whole table
-    (32 cards: 24.4M positions, ~35 s on two cores, 0.95 GB) and keeps what every later decision needs on disk
+    (32 cards: 24.4M positions, ~30 s on two cores, 0.95 GB) and keeps what every later decision needs on disk
     (:func:`cache_dir`), so later agents start from it in about a second; without, values are
     solved as play reaches them. Packs over ``max_ranks`` ranks a suit are refused."""
 

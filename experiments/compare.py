@@ -101,7 +101,7 @@ def row_line(s: Summary, optimum: float | None = None) -> str:
 
 
 def exact_optimum(env_id: str) -> float | None:
-    """The ID's exact optimal win rate where the exact solver plays its pack (Zudecken32: about 35 s
+    """The ID's exact optimal win rate where the exact solver plays its pack (Zudecken32: about 30 s
     on two cores and 0.95 GB to solve, a second once solved before), else None."""
     from quadrat_env.agents.optimal import OptimalAgent, solvable
 
@@ -170,7 +170,7 @@ def _parser(names: dict[str, str]) -> argparse.ArgumentParser:
                    help="replace an earlier benchmark's files in --out (else it is refused)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-optimum", action="store_true",
-                   help="skip the exact optimum beside the rows (Zudecken32: 35 s to solve)")  # fmt: skip
+                   help="skip the exact optimum beside the rows (Zudecken32: 30 s to solve)")  # fmt: skip
     return p
 
 

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     who.add_argument("--model", type=published_model, help="a saved model, or a shipped one by name")
     p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model")
     p.add_argument("--env", choices=ENVS, default="Zudecken",
-                   help="Zudecken32: exact regrets (the exact solver: about 35 s first)")  # fmt: skip
+                   help="Zudecken32: exact regrets (the exact solver: about 30 s first)")  # fmt: skip
     p.add_argument("--deals", type=at_least(1), default=400)
     p.add_argument("--samples", type=at_least(2), default=1024, help="sampled unseen orders per decision")
     p.add_argument("--seed", type=at_least(0), default=0, help="the sampling's random seed")
