@@ -359,8 +359,12 @@ class ExactSolver:
                 found = [self._search(table, unseen, 0, 1)]
             else:
                 with ThreadPoolExecutor(threads) as pool:
-                    found = list(pool.map(self._search, [table] * threads, [unseen] * threads,
-                                          range(threads), [threads] * threads))  # fmt: skip
+                    try:
+                        found = list(pool.map(self._search, [table] * threads, [unseen] * threads,
+                                              range(threads), [threads] * threads))  # fmt: skip
+                    except BaseException:  # Ctrl-C while waiting: the searches stop at once too
+                        self.shared[STOP] = DONE
+                        raise
             done = [v for v in found if v >= 0]
             if done:  # every thread that finishes finds the same value
                 return done[0]
