@@ -15,8 +15,9 @@ unseen ``U``, and its value under optimal play is
 Values are memoised under the game's symmetry: matching only asks whether two cards share a suit or
 a rank, so renaming suits or ranks changes no value. A position is a grid of 4 suits x n ranks,
 each cell covered, up or unseen; its key is the least, over the 24 orders of the suits, of its rank
-columns sorted (rank renamings are the column orders). A mean is summed from its least term up, so
-a value does not depend on which cards stood for its class when it was first reached.
+columns sorted (rank renamings are the column orders; :mod:`~quadrat_env.agents.exact_key`). A
+mean is summed from its least term up, so a value does not depend on which cards stood for its
+class when it was first reached.
 
 A whole solve runs one search a core, all over one memo (:mod:`~quadrat_env.agents.exact_memo`):
 each takes the moves and draws in its own rotation, and uses what the others have memoised, so
@@ -32,7 +33,6 @@ positions, time, memory.
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import resource
 import sys
@@ -41,21 +41,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
+from quadrat_env.agents.exact_key import SUITS, columns_into, key_cells, key_into, popcount
 from quadrat_env.agents.exact_memo import STOP, empty, entries, insert, load, lookup, put, store
 
 from quadrat_env.core.checks import choice, whole
 from quadrat_env.core.jit import jit
 from quadrat_env.extras import command
 
-SUITS = 4
 WINS = ("cleared", "dealt")
 COVERS = ("groups", "pairs")
 MIN_RANKS, MAX_RANKS = 1, 13
-#: SUIT_PERM[p, code]: a rank column's code (base 3 over the 4 suits: 0 covered, 1 up, 2 unseen)
-#: with its suits reordered by the p-th of the 24 permutations.
-SUIT_PERM = np.array([[sum(((code // 3**s) % 3) * 3 ** perm[s] for s in range(SUITS))
-                       for code in range(3**SUITS)]
-                      for perm in itertools.permutations(range(SUITS))], dtype=np.int64)  # fmt: skip
 #: The working arrays of one call of the search, side by side in a row of ``WORK``: where each
 #: starts (sized for the largest pack): column codes, suit signature, sorted columns, groups (11:
 #: the most groups of four upcards), rank classes, card weights, first card of each class, the
@@ -72,109 +67,6 @@ RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS = range(6)
 #: a search stops when another thread is done with it, or when the memo is full (to grow it);
 #: each thread looks at the memo's fill every CHECK_EVERY entries it writes
 DONE, FULL, CHECK_EVERY = 2, 1, 256
-#: UP_IN[code], UNSEEN_IN[code]: a rank column's upcards and unseen cards.
-UP_IN, UNSEEN_IN = (
-    np.array([sum((code // 3**s) % 3 == cell for s in range(SUITS)) for code in range(3**SUITS)])
-    for cell in (1, 2)
-)
-#: SUIT_AT[p, j]: the suit that the p-th permutation puts in place j.
-SUIT_AT = np.array([np.argsort(perm) for perm in itertools.permutations(range(SUITS))], dtype=np.int64)
-#: SIG_OF[code]: a rank column's share of its suits' counts, 16 bits a suit: 1 an upcard, 16 an
-#: unseen card (at most 13 upcards a suit, so suits compare by unseen cards, then upcards).
-SIG_OF = np.array([sum((1 if (code // 3**s) % 3 == 1 else 16 if (code // 3**s) % 3 == 2 else 0) << 16 * s
-                       for s in range(SUITS)) for code in range(3**SUITS)], dtype=np.int64)  # fmt: skip
-
-
-def _sorting() -> np.ndarray:
-    """SORTING[ties]: how many permutations put four suits in order of their counts, then which,
-    for each way ``ties`` (base 3, a digit a pair of suits: less, equal, greater) they compare."""
-    table = np.zeros((3**6, 25), dtype=np.int64)
-    for counts in itertools.product(range(4), repeat=SUITS):  # every way four counts can compare
-        ties = 0
-        for a, b in itertools.combinations(range(SUITS), 2):
-            ties = ties * 3 + (counts[a] > counts[b]) - (counts[a] < counts[b]) + 1
-        ok = [p for p, at in enumerate(SUIT_AT) if all(counts[at[j]] <= counts[at[j + 1]] for j in range(3))]
-        table[ties, 0], table[ties, 1 : len(ok) + 1] = len(ok), ok
-    return table
-
-
-SORTING = _sorting()
-
-
-@jit
-def _popcount(x):  # noqa: ANN001, ANN202
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
-
-
-@jit
-def columns(table, unseen, n):  # noqa: ANN001, ANN201
-    """Each rank's column code: base 3 over the suits, 0 covered, 1 up, 2 unseen."""
-    return _columns_into(table, unseen, n, np.empty(n, dtype=np.int64))
-
-
-@jit
-def _columns_into(table, unseen, n, base):  # noqa: ANN001, ANN202
-    for r in range(n):
-        code, weight = 0, 1
-        for s in range(SUITS):
-            bit = np.int64(1) << (s * n + r)
-            code += weight * (1 if table & bit else (2 if unseen & bit else 0))
-            weight *= 3
-        base[r] = code
-    return base
-
-
-@jit
-def canonical_key(base):  # noqa: ANN001, ANN201
-    """The key of a position from its column codes (two ints): equal exactly for positions that
-    are equal up to renaming suits and ranks."""
-    return _key_into(base, np.empty(SUITS, dtype=np.int64), np.empty(base.shape[0], dtype=np.int64))
-
-
-@jit
-def _key_into(base, sig, cols):  # noqa: ANN001, ANN202
-    """:func:`canonical_key` with its working arrays given (the search allocates nothing a call)."""
-    n = base.shape[0]
-    # Only orders that sort the suits by how many up and unseen cards they hold need be tried:
-    # those counts move with the suits, so the least over these orders is a key all the same.
-    packed = 0
-    for r in range(n):
-        packed += SIG_OF[base[r]]
-    for s in range(SUITS):
-        sig[s] = packed >> (16 * s) & 0xFFFF
-    ties = 0  # how the four suits' counts compare, pair by pair (SORTING)
-    for a in range(SUITS):
-        for b in range(a + 1, SUITS):
-            ties = ties * 3 + (sig[a] > sig[b]) - (sig[a] < sig[b]) + 1
-    best_hi, best_lo = np.int64(-1), np.int64(-1)
-    for t in range(1, SORTING[ties, 0] + 1):
-        p = SORTING[ties, t]
-        for r in range(n):  # insertion sort: a handful of columns
-            v = SUIT_PERM[p, base[r]]
-            j = r
-            while j > 0 and cols[j - 1] > v:
-                cols[j] = cols[j - 1]
-                j -= 1
-            cols[j] = v
-        hi, lo = np.int64(0), np.int64(0)
-        for r in range(n):  # 7 bits a column: the first 6 in hi, the rest in lo
-            if r < 6:
-                hi = hi * 128 + cols[r]
-            else:
-                lo = lo * 128 + cols[r]
-        if best_hi < 0 or hi < best_hi or (hi == best_hi and lo < best_lo):
-            best_hi, best_lo = hi, lo
-    return best_hi, best_lo
-
-
-@jit
-def canonical(table, unseen, n):  # noqa: ANN001, ANN201
-    """The key of a position given as card masks."""
-    return canonical_key(columns(table, unseen, n))
 
 
 @jit
@@ -188,7 +80,7 @@ def legal_groups(table, n, max_group, out):  # noqa: ANN001, ANN201
             k += 1
     count = 0
     for sub in range(1, 1 << k):
-        size = _popcount(sub)
+        size = popcount(sub)
         if size < 2 or size > max_group:
             continue
         ok = True
@@ -227,16 +119,14 @@ def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa:
         return -1.0
     n = me[N]
     row = iwork[depth]
-    base = _columns_into(table, unseen, n, row[_BASE : _BASE + n])
+    base = columns_into(table, unseen, n, row[_BASE : _BASE + n])
     hi, lo = (
-        _key_into(base, row[_SIG : _SIG + SUITS], row[_COLS : _COLS + n])
-        if me[SYMMETRIC]
-        else (table, unseen)
+        key_into(base, row[_SIG : _SIG + SUITS], row[_COLS : _COLS + n]) if me[SYMMETRIC] else (table, unseen)
     )
     v = lookup(keys, vals, hi, lo)
     if v == v:  # not NaN: memoised
         return v
-    if _popcount(table) < 4 and unseen != 0:
+    if popcount(table) < 4 and unseen != 0:
         result = _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth)
     else:
         result = _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth)
@@ -302,7 +192,7 @@ def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  
         if v < 0:
             return v
         found[at] = weight[order[at]] * v
-    return _sum_sorted(found[:m]) / _popcount(unseen)
+    return _sum_sorted(found[:m]) / popcount(unseen)
 
 
 @jit
@@ -414,7 +304,7 @@ class ExactSolver:
 
     def census(self) -> np.ndarray:
         """The memoised positions counted by upcards (rows 0-4) and unseen cards (columns)."""
-        up, unseen = _cells(self.keys, self.n, self.symmetric)
+        up, unseen = key_cells(self.keys, self.n, self.symmetric)
         used = self.keys[:, 0] != -1
         out = np.zeros((5, SUITS * self.n + 1), dtype=np.int64)
         np.add.at(out, (up[used], unseen[used]), 1)
@@ -423,7 +313,7 @@ class ExactSolver:
     def afterstates(self) -> tuple[np.ndarray, np.ndarray]:
         """The memoised positions with at most two upcards (where every move leads, and the start):
         their keys and values, enough for every later move choice (:meth:`preload`)."""
-        up, _ = _cells(self.keys, self.n, self.symmetric)
+        up, _ = key_cells(self.keys, self.n, self.symmetric)
         keep = (self.keys[:, 0] != -1) & (up <= 2)
         return self.keys[keep], self.vals[keep]
 
@@ -438,25 +328,6 @@ class ExactSolver:
 def usable_cores() -> int:
     """The cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-@jit
-def _cells(keys, n, symmetric):  # noqa: ANN001, ANN202
-    """Each memo entry's number of upcards and of unseen cards (0 for empty entries)."""
-    up, unseen = np.zeros(keys.shape[0], dtype=np.int64), np.zeros(keys.shape[0], dtype=np.int64)
-    for i in range(keys.shape[0]):
-        if keys[i, 0] == -1:
-            continue
-        if not symmetric:  # the keys are the card masks themselves
-            up[i], unseen[i] = _popcount(keys[i, 0]), _popcount(keys[i, 1])
-            continue
-        for word, width in ((0, min(n, 6)), (1, max(n - 6, 0))):  # 6 columns in hi, the rest in lo
-            x = keys[i, word]
-            for _ in range(width):
-                up[i] += UP_IN[x % 128]
-                unseen[i] += UNSEEN_IN[x % 128]
-                x //= 128
-    return up, unseen
 
 
 def optimal_win_rate(n_ranks: int = 13, win: str = "cleared", cover: str = "groups") -> float:

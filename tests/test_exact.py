@@ -9,7 +9,8 @@ from functools import cache
 import gymnasium as gym
 import numpy as np
 import pytest
-from quadrat_env.agents.exact import ExactSolver, canonical, main, optimal_win_rate
+from quadrat_env.agents.exact import ExactSolver, main, optimal_win_rate
+from quadrat_env.agents.exact_key import canonical
 from quadrat_env.agents.exact_memo import entries
 
 # Optimal win probabilities from a random deal, computed with a separate implementation.
