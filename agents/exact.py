@@ -276,7 +276,7 @@ class ExactSolver:
 
     def win_rate(self) -> float:
         """From a uniformly random deal: the mean over the first four cards of the best play."""
-        # A whole solve memoises about 400 * 4**n positions (24,000 at 4 ranks, 24.4M at 8): room
+        # A whole solve memoises at most about 400 * 4**n positions (24,000 at 4 ranks, 24.4M at 8): room
         # for them at once, up to 2**25 slots (800 MB), spares the memo most of its doublings.
         slots = 1 << min(2 * self.n + 9, 25)
         if self.keys.shape[0] < slots:
