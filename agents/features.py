@@ -26,6 +26,7 @@ with ``MaskablePPO.load`` wherever ``quadrat_env`` is installed.
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -199,7 +200,13 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         partner = (match[:, None] * self.member[None, :, None, :]).sum(-1) > 0  # (n, 11, 4)
         return (partner | (self.member == 0)).all(-1)
 
-    def grid(self, observations: torch.Tensor, rows: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+    def scored_moves(self, observations: torch.Tensor) -> torch.Tensor:
+        """(n, 12) bool: the moves :meth:`forward` scores with :meth:`value` (the coverable groups)."""
+        up = observations[:, self.upcards].reshape(-1, NUM_SLOTS, self.pack)
+        return torch.nn.functional.pad(self.coverable(up), (0, 1))  # "end" is never scored
+
+    def afterstates(self, observations: torch.Tensor, rows: torch.Tensor,
+                    moves: torch.Tensor) -> torch.Tensor:  # fmt: skip
         """The afterstates of ``moves`` in ``observations[rows]``: (k, 4 suits, ranks, 4)."""
         obs, pack = observations[rows], self.pack
         kept = (obs[:, self.upcards].reshape(-1, NUM_SLOTS, pack) * self.keep[moves][:, :, None]).sum(1)
@@ -218,19 +225,24 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         return self.head(torch.cat([h.mean((1, 2)), (h * kept).sum((1, 2)) / NUM_SLOTS], -1)).squeeze(-1)
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
-        up = observations[:, self.upcards].reshape(-1, NUM_SLOTS, self.pack)
-        rows, moves = torch.nonzero(self.coverable(up), as_tuple=True)  # only moves that exist are scored
+        rows, moves = torch.nonzero(self.scored_moves(observations), as_tuple=True)  # moves that exist
         scores = torch.full((len(observations), self.features_dim), UNSCORED, dtype=observations.dtype,
                             device=observations.device)  # fmt: skip
-        scores[rows, moves] = self.value(self.grid(observations, rows, moves))
+        scores[rows, moves] = self.value(self.afterstates(observations, rows, moves))
         return scores
 
 
+def scores_afterstates(extractor: type | nn.Module) -> bool:
+    """Whether a features extractor (class or instance) is an afterstate network: its outputs are
+    the move scores (``scored_moves``, ``afterstates`` and ``value``, as :class:`ZudeckenAfterstates`)."""
+    return all(hasattr(extractor, name) for name in ("scored_moves", "afterstates", "value"))
+
+
 def scores_as_logits(policy: nn.Module) -> None:
-    """For a policy whose features are :class:`ZudeckenAfterstates`' move scores (``net_arch=[]``):
+    """For a policy whose features are an afterstate network's move scores (``net_arch=[]``):
     the action net passes them through as the logits (identity, not trained)."""
-    if not isinstance(policy.features_extractor, ZudeckenAfterstates):
-        raise ValueError("scores_as_logits needs a policy with the ZudeckenAfterstates features extractor")
+    if not scores_afterstates(policy.features_extractor):
+        raise ValueError("scores_as_logits needs a policy whose features extractor scores afterstates")
     with torch.no_grad():
         policy.action_net.weight.copy_(torch.eye(policy.action_net.out_features))
         policy.action_net.bias.zero_()
@@ -302,3 +314,22 @@ def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict
     if features == SCORES:  # keep its layers' own initialisation (SB3's is for MLPs)
         kwargs.setdefault("ortho_init", False)
     return kwargs
+
+
+def afterstate_model(env_id: str, seed: int, features: str, features_kwargs: dict | None = None,
+                     env_kwargs: dict | None = None) -> Any:  # fmt: skip
+    """A new MaskablePPO model for ``env_id`` whose logits are the scores of the afterstate network
+    ``features`` names (``net_arch=[]``, :func:`scores_as_logits`), its weights drawn from ``seed``."""
+    import gymnasium as gym
+    from sb3_contrib import MaskablePPO
+
+    if not scores_afterstates(EXTRACTORS.get(features)):
+        raise ValueError(f"features {features!r} is not an afterstate network")
+    torch.manual_seed(seed)
+    kwargs = policy_kwargs_with(features, {"net_arch": []})
+    if features_kwargs:
+        kwargs["features_extractor_kwargs"] = dict(features_kwargs)
+    model = MaskablePPO("MlpPolicy", gym.make(env_id, **(env_kwargs or {})), seed=seed, device="cpu",
+                        policy_kwargs=kwargs)  # fmt: skip
+    scores_as_logits(model.policy)
+    return model
