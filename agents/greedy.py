@@ -17,14 +17,7 @@ from __future__ import annotations
 import numpy as np
 from quadrat_env.agents.base import Agent
 
-from quadrat_env.core.rules import Rules
 from quadrat_env.registry import rules_for
-
-
-def rules_of(env_id: str, **rule_kwargs: object) -> Rules:
-    """The rules object of a registered patience ID (:func:`quadrat_env.registry.rules_for`; no env
-    is made)."""
-    return rules_for(env_id, **rule_kwargs)
 
 
 class GreedyAgent(Agent):
@@ -34,7 +27,7 @@ class GreedyAgent(Agent):
 
     def __init__(self, env_id: str) -> None:
         self.env_id = env_id
-        self.game = rules_of(env_id)
+        self.game = rules_for(env_id)
 
     def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
         return self.game.greedy(mask)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 from quadrat_env.agents.base import Agent, legal
-from quadrat_env.agents.greedy import rules_of
 
+from quadrat_env.registry import rules_for
 from quadrat_env.slots.kernel import GROUPS, NUM_SLOTS
 
 
@@ -20,7 +20,7 @@ class HandRuleAgent(Agent):
     name = "hand rule"
 
     def __init__(self, env_id: str) -> None:
-        self.env_id, self.game = env_id, rules_of(env_id)
+        self.env_id, self.game = env_id, rules_for(env_id)
         layout = self.game.layout
         if "suit_match" not in layout or "upcards" not in layout:
             raise ValueError(f"the hand rule reads four upcards and their unseen matches; {env_id!r} has "

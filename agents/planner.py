@@ -18,8 +18,9 @@ import time
 
 import numpy as np
 from quadrat_env.agents.base import Agent, legal
-from quadrat_env.agents.greedy import rules_of
 from quadrat_env.agents.solver import Solver
+
+from quadrat_env.registry import rules_for
 
 #: Sampled deals solved per compiled call; the stopping rule is checked after each batch.
 BATCH = 64
@@ -46,7 +47,7 @@ class PlannerAgent(Agent):
             raise ValueError(f"samples must be >= 1, got {samples!r}")
         if not time_budget > 0:
             raise ValueError(f"time_budget must be > 0 seconds, got {time_budget!r}")
-        self.env_id, self.game = env_id, rules_of(env_id)
+        self.env_id, self.game = env_id, rules_for(env_id)
         self.greedy_only = self.game.greedy_is_optimal
         self.solver = None if self.greedy_only else Solver(self.game)
         self.samples, self.time_budget, self.adaptive = samples, time_budget, adaptive

@@ -61,11 +61,10 @@ def algorithm(algo: str) -> Any:
 
 def _known_classes() -> dict[str, Any]:
     import torch
-    from quadrat_env.agents.features import EXTRACTORS
+    from quadrat_env.agents.registry import network_paths
 
-    # models saved before the agents moved under quadrat_env name the class by its old module
-    known: dict[str, Any] = {f"<class '{module}.{cls.__name__}'>": cls for cls in EXTRACTORS.values()
-                             for module in ("quadrat_env.agents.features", "agents.features")}  # fmt: skip
+    # models saved before a network moved name its class by its old module: those paths are mapped too
+    known: dict[str, Any] = {f"<class '{path}'>": cls for path, cls in network_paths().items()}
     for act in (
         torch.nn.ReLU,
         torch.nn.Tanh,
@@ -143,11 +142,12 @@ def _plain_setting(key: str, value: Any) -> bool:
     """Policy settings that are plain values (no class, nothing callable)."""
     if key == "optimizer_kwargs":
         return _plain(value)
-    if key == "features_extractor_kwargs":  # the afterstate network's sizes, each within its bound
-        from quadrat_env.agents.features import AFTER_LIMITS
+    if key == "features_extractor_kwargs":  # a network's sizes, each within its bound
+        from quadrat_env.agents.networks import kwarg_limits
 
+        limits = kwarg_limits()
         return isinstance(value, dict) and all(
-            k in AFTER_LIMITS and type(v) is int and 0 < v <= AFTER_LIMITS[k] for k, v in value.items()
+            k in limits and type(v) is int and 0 < v <= limits[k] for k, v in value.items()
         )
     if key == "n_quantiles":
         return isinstance(value, int) and not isinstance(value, bool)

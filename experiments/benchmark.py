@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-from quadrat_env.agents import GreedyAgent, RandomAgent, evaluate, wilson
+from quadrat_env.agents import available, evaluate, make, wilson
 from quadrat_env.agents.evaluate import write_deals
-from quadrat_env.agents.optimal import OptimalAgent, solvable
-from quadrat_env.agents.planner import SAMPLES, PlannerAgent
+from quadrat_env.agents.planner import SAMPLES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
+from quadrat_env.experiments import studies
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
@@ -42,17 +42,6 @@ MODELS = Path(__file__).parent / "models"
 PAGE = Path("docs") / "benchmark.md"
 README = Path("README.md")
 MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
-HEADLINE = ("<!-- headline:start -->", "<!-- headline:end -->")
-#: The README's headline: the Zudecken players, best last (agent name in the rows -> label).
-PLAYERS = {
-    "random": "random (uniform over legal moves)",
-    "greedy": "greedy (largest group)",
-    "ppo": "PPO (training seeds, mean)",
-    "maskable_ppo": "MaskablePPO, afterstate network (training seeds, mean)",
-    "planner": "planner (samples the unseen cards, searches each sample)",
-    "optimal": "optimal policy (agents.optimal)",
-    "solver (knows the stock)": "a player who knows the stock order",
-}
 SCHEMA_VERSION = 1
 
 
@@ -86,7 +75,7 @@ def tasks(env_id: str, args: argparse.Namespace) -> list[tuple[Any, ...]]:
         out.append((env_id, "planner"))
     for algo in ("ppo", "maskable_ppo"):
         out += [(env_id, algo, seed, str(path)) for seed, path in model_paths(env_id, algo, args.models)]
-    if solvable(env_id):  # the exact policy, and with it the exact optimum (32-card Zudecken)
+    if available("optimal", env_id):  # the exact policy, and with it the exact optimum (32-card Zudecken)
         out.append((env_id, "optimal"))
     return [*out, (env_id, "solver")]
 
@@ -97,14 +86,10 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     if kind == "solver":
         return bound_row(env_id, seeds.BENCHMARK.take(args.solver_deals))
     deals, extra = args.deals, {}
-    if kind == "random":
-        agent: Any = RandomAgent(seed=0)
-    elif kind == "greedy":
-        agent = GreedyAgent(env_id)
-    elif kind == "planner":
-        agent, deals = PlannerAgent(env_id, samples=args.planner_samples, seed=0), args.planner_deals
-    elif kind == "optimal":
-        agent = OptimalAgent(env_id)
+    if kind == "planner":
+        agent, deals = make(kind, env_id, samples=args.planner_samples), args.planner_deals
+    elif kind in ("random", "greedy", "optimal"):
+        agent = make(kind, env_id)
     else:
         agent, extra = SB3Agent.load(task[3], kind, env_id), {"algo": kind, "train_seed": task[2]}
         import torch
@@ -117,7 +102,7 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     summary, episodes = evaluate(env_id, agent, seeds.BENCHMARK.take(deals),
                                  progress=not args.no_progress, n_envs=n_envs)  # fmt: skip
     if kind == "optimal":  # the same table the agent played from, completed from the opening
-        extra = {"exact_optimum": agent.solver.win_rate()}
+        extra = {"exact_optimum": agent.optimum()}
     seed_tag = f"-seed{extra['train_seed']}" if "train_seed" in extra else ""
     write_deals(args.out / "deals" / f"{env_name(env_id)}-{agent.name}{seed_tag}.csv", episodes)
     print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
@@ -173,7 +158,9 @@ def markdown(result: dict[str, Any]) -> str:
                      f"| {r['seconds']:.1f} |")  # fmt: skip
         if best is not None and (i + 1 == len(rows) or rows[i + 1]["env_id"] != r["env_id"]):
             name = env_name(r["env_id"])
-            lines.append(f"| {name} | exact optimum (agents.exact) | – | {best:.2%} | – | 100% | – | – | – |")
+            lines.append(
+                f"| {name} | exact optimum (agents.zudecken.exact) | – | {best:.2%} | – | 100% | – | – | – |"
+            )
     lines += ["", "| env | learned agent | training seeds | mean win rate | std | min–max | illegal rate |",
               "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     for s in result["learned"]:
@@ -186,7 +173,7 @@ def markdown(result: dict[str, Any]) -> str:
 def training_table(models: Path) -> str:
     """How each published model was trained: steps, wall time and speed (from its run folder)."""
     import yaml
-    from quadrat_env.agents.features import AFTER_CHANNELS  # torch: only for the training table
+    from quadrat_env.agents.networks import extractor  # torch: only for the training table
 
     lines = ["| model | training seed | method | steps or labelled decisions | seconds | steps/s |",
              "|---|---:|---|---:|---:|---:|"]  # fmt: skip
@@ -203,8 +190,9 @@ def training_table(models: Path) -> str:
             last = json.loads(rounds.read_text())[-1]
             method = (f"imitation, {cfg['rounds']} round(s) x {cfg['deals_per_round']:,} deals, "
                       f"{cfg['epochs']} epochs, features: {cfg.get('features', 'none')}")  # fmt: skip
-            if cfg.get("channels", AFTER_CHANNELS) != AFTER_CHANNELS:
-                method += f", {cfg['channels']} channels"
+            features = cfg.get("features", "none")
+            defaults = {} if features == "none" else getattr(extractor(features), "kwarg_defaults", {})
+            method += "".join(f", {cfg[k]} {k}" for k, v in defaults.items() if cfg.get(k, v) != v)
             if cfg.get("loss", "bce") != "bce":
                 method += f", loss: {cfg['loss']}"
             lines.append(f"| {stem} | {cfg['seed']} | {method} | {last['samples']:,} | "
@@ -227,37 +215,6 @@ def docs_page(p: argparse.ArgumentParser, page: Path) -> Path:
     if not page.is_file():
         p.error(f"--update-docs writes {page}, which is not here: run it from the repository root")
     return page
-
-
-def headline(result: dict[str, Any]) -> str:
-    """The README's table: each Zudecken player's win rate beside the exact optimum where known."""
-    ids = [i for i in ("quadrat_env/Zudecken-v0", "quadrat_env/Zudecken32-v0") if any(
-        r["env_id"] == i for r in result["rows"])]  # fmt: skip
-    rate: dict[tuple[str, str], float] = {}
-    for s in result["learned"]:
-        rate[s["env_id"], s["algo"]] = s["mean_win_rate"]
-    optimum: dict[str, float] = {}
-    for r in result["rows"]:
-        if "algo" not in r:
-            rate[r["env_id"], r["agent"]] = r["win_rate"]
-        if "exact_optimum" in r:
-            optimum[r["env_id"]] = r["exact_optimum"]
-    names = [env_name(i) for i in ids]
-    lines = ["| player | " + " | ".join(f"{n} win rate | {n}, of the optimum" for n in names) + " |",
-             "|---|" + "---:|---:|" * len(ids)]  # fmt: skip
-    for agent, label in PLAYERS.items():
-        cells = []
-        for i in ids:
-            value, best = rate.get((i, agent)), optimum.get(i)
-            share = None if value is None or best is None or "stock" in agent else value / best
-            cells += ["–" if value is None else f"{value:.2%}", "–" if share is None else f"{share:.1%}"]
-        if any(c != "–" for c in cells):
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    cells = [
-        c for i in ids for c in (("not known", "–") if i not in optimum else (f"{optimum[i]:.2%}", "100%"))
-    ]
-    lines.append("| **exact optimum** | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -317,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.update_docs:
         how = "python -m quadrat_env.experiments.benchmark " + " ".join(argv or sys.argv[1:])
         update_page(PAGE, table, how)
-        update_page(README, headline(result), how, HEADLINE)
+        for markers, text in studies.readme_sections(result):  # the Zudecken headline, ...
+            update_page(README, text, how, markers)
     print("\n" + table + f"\nwrote {args.out}/benchmark.json, benchmark.md"
           f"{'' if args.no_plots else ', win_rates.png, learning_curves.png'} "
           f"in {time.perf_counter() - start:.0f}s")  # fmt: skip

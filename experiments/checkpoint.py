@@ -167,7 +167,7 @@ def snapshot(model: Any, callbacks: list[Any], run_dir: Path) -> tuple[dict[str,
     return meta, arrays
 
 
-# -- imitation runs (experiments/imitate.py) ------------------------------------------------------
+# -- imitation runs (experiments/zudecken/imitate.py) ------------------------------------------------------
 def save_imitation(path: Path, model: Any, settings: Any, rounds: list[dict[str, Any]], best: float,
                    next_round: int, next_epoch: int) -> None:  # fmt: skip
     """After a validation: the network's weights and where the run goes on (its round's labels are

@@ -25,10 +25,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from quadrat_env.agents import Episode, GreedyAgent, RandomAgent, Summary, evaluate
+from quadrat_env.agents import Episode, Summary, evaluate
+from quadrat_env.agents import available as agent_available
+from quadrat_env.agents import make as make_builtin
+from quadrat_env.agents import names as agent_names
 from quadrat_env.agents.evaluate import write_deals
-from quadrat_env.agents.hand import HandRuleAgent
-from quadrat_env.agents.planner import PlannerAgent
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.experiments.benchmark import MODELS
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
@@ -39,26 +40,14 @@ from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids, short_names
 
-BUILT_IN = ("random", "greedy", "hand", "planner", "optimal")
-
 
 def make_agent(spec: str, env_id: str) -> Any:
     """A built-in agent by name, or ``module:factory`` called as ``factory(env_id)``."""
-    if spec == "random":
-        return RandomAgent(seed=0)
-    if spec == "greedy":
-        return GreedyAgent(env_id)
-    if spec == "hand":
-        return HandRuleAgent(env_id)
-    if spec == "planner":
-        return PlannerAgent(env_id, seed=0)
-    if spec == "optimal":  # the exact policy: Zudecken variants of up to 8 ranks a suit
-        from quadrat_env.agents.optimal import OptimalAgent
-
-        return OptimalAgent(env_id)
+    if spec in agent_names():  # random, greedy, hand, planner, and the games' own (optimal)
+        return make_builtin(spec, env_id)
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
-        raise ValueError(f"--agent must be one of {list(BUILT_IN)} or module:factory, got {spec!r}")
+        raise ValueError(f"--agent must be one of {list(agent_names())} or module:factory, got {spec!r}")
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # as ``python -m`` would: the user's own modules (their code runs)
     try:
@@ -103,13 +92,9 @@ def row_line(s: Summary, optimum: float | None = None) -> str:
 def exact_optimum(env_id: str) -> float | None:
     """The ID's exact optimal win rate where the exact solver plays its pack (Zudecken32: about 30 s
     on two cores and 0.95 GB to solve, a second once solved before), else None."""
-    from quadrat_env.agents.optimal import OptimalAgent, solvable
-
-    if not solvable(env_id):
+    if not agent_available("optimal", env_id):
         return None
-    agent = OptimalAgent(env_id)
-    agent.solve()  # kept on disk: a later run reads it
-    return agent.solver.win_rate()
+    return make_builtin("optimal", env_id).optimum()  # the table is kept on disk: a later run reads it
 
 
 def published_model(value: str) -> Path:
@@ -144,11 +129,13 @@ def play(who: tuple[str, ...], env_id: str, deals: range, progress: bool) -> tup
     return evaluate(env_id, load_agent(who, env_id), deals, progress=progress, n_envs=256)
 
 
-def _parser(names: dict[str, str]) -> argparse.ArgumentParser:
+def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quadrat-bench", description=__doc__.splitlines()[0])
-    p.add_argument("--env", required=True, help=f"an env ID or one of {sorted(names)}")
+    p.add_argument("--env", required=True, help=f"an env ID or one of {sorted(envs)}")
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", help=f"{', '.join(BUILT_IN)}, or module:factory (called with the env ID)")
+    who.add_argument(
+        "--agent", help=f"{', '.join(agent_names())}, or module:factory (called with the env ID)"
+    )
     who.add_argument("--model", type=published_model,
                      help="a saved SB3 / sb3-contrib model (.zip), or a shipped one by name: "
                           "Zudecken-maskable_ppo, Quadrille-ppo, ...")  # fmt: skip
@@ -184,11 +171,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
     if args.out.exists() and not args.out.is_dir():  # found now, not after every deal is played
         p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
-    if "optimal" in args.baselines:
-        from quadrat_env.agents.optimal import solvable
-
-        if not solvable(env_id):
-            p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
+    if "optimal" in args.baselines and not agent_available("optimal", env_id):
+        p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
     if args.model is not None and args.algo is None:
         p.error(f"--model needs --algo (one of {', '.join(ALGOS)})")
     try:  # build it here first, so that a bad agent or model is one clear line before any play

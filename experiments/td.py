@@ -61,8 +61,9 @@ class Settings:
     env_id: str
     seed: int
     n_moves: int
+    #: The afterstate network, by the name its study registers (the game's YAML entry gives it).
+    features: str
     n_envs: int = 1024
-    features: str = "zudecken-afterstates"
     #: The network's size (the features extractor's keyword arguments).
     features_kwargs: dict[str, Any] = field(default_factory=dict)
     learning_rate: float = 1e-3

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 from quadrat_env.agents.evaluate import evaluate
-from quadrat_env.agents.features import EXTRACTORS, afterstate_model, scores_afterstates
+from quadrat_env.agents.networks import afterstate_model, afterstate_names, extractor, scores_afterstates
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import checkpoint
 
@@ -60,10 +60,10 @@ class Learner:
 
     @staticmethod
     def check_network(settings: Any) -> None:
-        if not scores_afterstates(EXTRACTORS.get(settings.features)):
-            known = [name for name, cls in EXTRACTORS.items() if scores_afterstates(cls)]
+        if not scores_afterstates(extractor(settings.features)):
             raise ValueError(f"features {settings.features!r} is not an afterstate network (one with "
-                             f"scored_moves, afterstates and value): choose one of {known}")  # fmt: skip
+                             "scored_moves, afterstates and value): choose one of "
+                             f"{afterstate_names()}")  # fmt: skip
 
     def _afterstate_shape(self) -> tuple[int, ...]:
         obs = torch.from_numpy(self.obs[:1])

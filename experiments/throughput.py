@@ -8,7 +8,7 @@ Measures, with random legal actions unless said otherwise (the action choice is 
 * ``gym.make`` single env for each game, and ``Blackjack-v1`` the same way as the reference;
 * ``gym.make_vec(id, N, vectorization_mode="sync")`` and the native batched env (``gym.make_vec(id, N)``)
   at N = 64, 1024 and 4096;
-* greedy (largest group) play of 100,000 Zudecken deals on the batched env (4,000 envs x 25 deals);
+* greedy play of 100,000 deals of each ID on the batched env (4,000 envs x 25 deals);
 * training steps/s of MaskablePPO and PPO on every ID: the YAML defaults (the batched env through the
   SB3 adapter, large batches) against the 8-env DummyVecEnv configuration the committed models used.
 
@@ -35,7 +35,6 @@ import quadrat_env
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
-ZU = "quadrat_env/Zudecken-v0"
 SIZES = (64, 1024, 4096)
 PAGE = Path("docs") / "speed.md"  # --update-docs, from the repository root
 MARKERS = ("<!-- throughput:start -->", "<!-- throughput:end -->")
@@ -94,11 +93,11 @@ def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float, **k
     return result
 
 
-def greedy_deals(deals: int = 100_000, num_envs: int = 4000) -> dict[str, float]:
-    """Greedy play of ``deals`` Zudecken deals, ``deals / num_envs`` per env; time and win rate."""
+def greedy_deals(env_id: str, deals: int = 100_000, num_envs: int = 4000) -> dict[str, float]:
+    """Greedy play of ``deals`` deals of ``env_id``, ``deals / num_envs`` per env; time and win rate."""
     per_env = deals // num_envs
-    venv = gym.make_vec(ZU, num_envs=num_envs)
-    greedy = GreedyAgent(ZU)
+    venv = gym.make_vec(env_id, num_envs=num_envs)
+    greedy = GreedyAgent(env_id)
     start = time.perf_counter()
     _, info = venv.reset(seed=0)
     finished = np.zeros(num_envs, dtype=np.int64)
@@ -144,7 +143,8 @@ def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, 
             for mode in ("sync", None):
                 label = f"{'sync' if mode else 'native'} {env_id} x{n}"
                 tasks.append((label, lambda e=env_id, n=n, m=mode: vector_env(e, n, m, seconds)))
-    tasks.append(("greedy 100k Zudecken deals", greedy_deals))
+    for env_id in quadrat_env.ENV_IDS:
+        tasks.append((f"greedy 100k {env_id}", lambda e=env_id: greedy_deals(e)))
     if ppo_timesteps:
         for env_id in quadrat_env.ENV_IDS:
             for algo in ("maskable_ppo", "ppo"):
@@ -183,10 +183,12 @@ def table(r: dict[str, Any]) -> str:
             + " | ".join(f"{r[f'sync {env_id} x{n}']:,.0f}" for n in SIZES)
             + " |"
         )
-    g = r["greedy 100k Zudecken deals"]
-    lines += ["", f"Greedy (largest group) over {g['deals']:,} Zudecken deals on the batched env: "
-              f"**{g['seconds']:.2f} s** ({g['steps'] / g['seconds']:,.0f} env-steps/s), "
-              f"win rate {g['win_rate']:.2%}."]  # fmt: skip
+    lines += ["", "| greedy on the batched env | deals | seconds | env-steps/s | win rate |",
+              "|---|---:|---:|---:|---:|"]  # fmt: skip
+    for env_id in quadrat_env.ENV_IDS:
+        g = r[f"greedy 100k {env_id}"]
+        lines.append(f"| {env_id.split('/')[1]} | {g['deals']:,} | **{g['seconds']:.2f}** | "
+                     f"{g['steps'] / g['seconds']:,.0f} | {g['win_rate']:.2%} |")  # fmt: skip
     if any(key.startswith("train ") for key in r):
         lines += [
             "",

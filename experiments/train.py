@@ -13,9 +13,9 @@ one and exits 130 / 143. A resumed run ends with the weights an uninterrupted on
 
 ``--eval-every STEPS`` plays ``--eval-deals`` validation deals (never the benchmark's) deterministically
 every STEPS steps and appends the win rate with its Wilson interval to ``curve.csv``: the learning
-curve. The YAML key ``features: zudecken`` gives the policy
-:class:`quadrat_env.agents.features.ZudeckenFeatures` (``zudecken-moves``: ``ZudeckenMoveFeatures``;
-only names from ``agents.features.NAMES``, nothing is imported by name from the YAML).
+curve. The YAML key ``features`` names the policy's features extractor (``features: zudecken``:
+:class:`quadrat_env.agents.zudecken.features.ZudeckenFeatures`); only the names studies register
+(:func:`quadrat_env.agents.networks.names`), nothing is imported by name from the YAML.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Settings:
     #: "dummy": SB3's DummyVecEnv over gym.make envs; "native": the batched env (quadrat_env.sb3).
     vec_env: str = "dummy"
     env_kwargs: dict[str, Any] = field(default_factory=dict)
-    #: A features extractor by name (``agents.features.NAMES``); the policy sees the mask (plain PPO).
+    #: A features extractor by name (``agents.networks.names()``); the policy sees the mask (plain PPO).
     features: str | None = None
     observe_mask: bool = False
     #: Start from this saved model's policy, its action head scaled by ``init_logit_scale``.
@@ -292,7 +292,7 @@ def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
 
 def _scale_logits(policy: Any, scale: float) -> None:
     """Multiply the action head by ``scale``: the same argmax, a sharper softmax. Imitation models
-    (experiments/imitate.py) learned each move's logit as P(move wins) by binary cross-entropy, so
+    (experiments/zudecken/imitate.py) learned each move's logit as P(move wins) by binary cross-entropy, so
     their softmax is close to uniform among the good moves; PPO samples from it, and would start
     from a much weaker policy than the argmax it is meant to refine."""
     import torch
@@ -303,7 +303,7 @@ def _scale_logits(policy: Any, scale: float) -> None:
 
 
 def _policy_kwargs(settings: Settings) -> dict[str, Any]:
-    from quadrat_env.agents.features import policy_kwargs_with
+    from quadrat_env.agents.networks import policy_kwargs_with
 
     return policy_kwargs_with(settings.features, settings.algo_kwargs.get("policy_kwargs"))
 

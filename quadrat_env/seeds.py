@@ -33,9 +33,9 @@ class SeedRange:
 RL_TRAINING = SeedRange("RL training", 0, 1_000_000)
 #: The demo's measured deals (quadrat_env.experiments.demo, the README's win-rate table).
 DEMO = SeedRange("demo deals", 1_000_000, 2_000_000)
-#: The planner curve's deals (quadrat_env.experiments.planner_curve).
+#: The planner curve's deals (quadrat_env.experiments.zudecken.planner_curve).
 PLANNER_CURVE = SeedRange("planner curve deals", 2_000_000, 3_000_000)
-#: Imitation training deals (quadrat_env.experiments.imitate): seed k plays from 10^8 * (1 + k).
+#: Imitation training deals (quadrat_env.experiments.zudecken.imitate): seed k plays from 10^8 * (1 + k).
 IMITATION = SeedRange("imitation training", 100_000_000, 900_000_000)
 IMITATION_PER_SEED = 100_000_000
 #: Validation deals of imitation runs.

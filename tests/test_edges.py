@@ -178,9 +178,9 @@ def test_benchmark_ends_with_one_line_when_a_worker_fails(jobs, monkeypatch, cap
 
 
 def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
-    from quadrat_env.experiments import imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
     from quadrat_env.experiments.parallel import WorkerFailed
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
     with pytest.raises(WorkerFailed, match="labelling deals"):  # a model file that is not there
         imitate_labels.collect_parallel(

@@ -9,9 +9,9 @@ from functools import cache
 import gymnasium as gym
 import numpy as np
 import pytest
-from quadrat_env.agents.exact import ExactSolver, main, optimal_win_rate
-from quadrat_env.agents.exact_key import canonical
-from quadrat_env.agents.exact_memo import entries
+from quadrat_env.agents.zudecken.exact import ExactSolver, main, optimal_win_rate
+from quadrat_env.agents.zudecken.exact_key import canonical
+from quadrat_env.agents.zudecken.exact_memo import entries
 
 # Optimal win probabilities from a random deal, computed with a separate implementation.
 KNOWN = {4: 0.975671672243, 5: 0.908473288689, 6: 0.818695369460}
@@ -216,7 +216,7 @@ def test_command_line(capsys):
 def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
     """Greedy play to the last few cards, then each legal move's value against the brute force
     (the Skat pack's ranks renumbered 0..7), and the agent's move is a best one."""
-    from quadrat_env.agents.optimal import OptimalAgent
+    from quadrat_env.agents.zudecken.optimal import OptimalAgent
 
     agent = OptimalAgent("quadrat_env/Zudecken32-v0", cache=False)  # no whole-table solve
     env = gym.make("quadrat_env/Zudecken32-v0")
@@ -253,7 +253,7 @@ def test_optimal_agent_values_late_positions_of_the_32_card_game_exactly():
 
 
 def test_optimal_agent_refuses_what_it_cannot_solve():
-    from quadrat_env.agents.optimal import OptimalAgent
+    from quadrat_env.agents.zudecken.optimal import OptimalAgent
 
     with pytest.raises(ValueError, match="use the planner"):
         OptimalAgent("quadrat_env/Zudecken-v0")

@@ -77,9 +77,11 @@ def test_the_readme_headline_is_the_benchmarks_zudecken_table():
     import json
 
     result = json.loads((ROOT / "results" / "benchmark.json").read_text())
-    table = benchmark.headline(result)
+    from quadrat_env.experiments.zudecken.headline import HEADLINE, headline
+
+    table = headline(result)
     readme = (ROOT / "README.md").read_text()
-    start, end = (readme.index(m) for m in benchmark.HEADLINE)
+    start, end = (readme.index(m) for m in HEADLINE)
     assert table in readme[start:end]  # what the committed results give, as committed
     assert "| **exact optimum** | not known | – | 62.29% | 100% |" in table
 
@@ -114,8 +116,8 @@ def test_training_commands_reject_bad_arguments(command, argv, capsys):
 def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
     """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
     moves: exactly its own play), and the run's config names it."""
-    from quadrat_env.experiments import imitate, imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.experiments.zudecken import imitate, imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
     path = models / "Zudecken-maskable_ppo.zip"
     data = imitate_labels.collect(
@@ -158,7 +160,7 @@ def test_curve_and_features_from_the_yaml(tmp_path):
     interval on validation deals; ``features: zudecken`` gives the policy ZudeckenFeatures."""
     import csv
 
-    from quadrat_env.agents.features import ZudeckenFeatures
+    from quadrat_env.agents.zudecken.features import ZudeckenFeatures
 
     hp = tmp_path / "hp.yml"
     entry = yaml.safe_load((train.HYPERPARAMS / "zudecken_rl.yml").read_text())[ZU]
@@ -219,7 +221,8 @@ def test_train_refuses_a_bad_init_logit_scale(tmp_path, capsys, scale):
 
 
 def test_demo_and_planner_curve_commands(tmp_path, capsys):
-    from quadrat_env.experiments import demo, planner_curve
+    from quadrat_env.experiments import demo
+    from quadrat_env.experiments.zudecken import planner_curve
 
     assert demo.main(["--deals", "3", "--show", "1", "--env", ZU, "--no-progress",
                       "--json", str(tmp_path / "demo.json")]) == 0  # fmt: skip
@@ -240,14 +243,15 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
     # Smaller jobs for a test: 2,000 greedy deals on 100 envs, and no PPO timing.
     monkeypatch.setattr(throughput, "SIZES", (4, 8, 16))
     original = throughput.greedy_deals
-    monkeypatch.setattr(throughput, "greedy_deals", lambda: original(2000, 100))
+    monkeypatch.setattr(throughput, "greedy_deals", lambda env_id: original(env_id, 2000, 100))
     throughput.main(["--seconds", "0.01", "--ppo-timesteps", "0", "--out", str(tmp_path)])
     data = json.loads((tmp_path / "throughput.json").read_text())
     assert data["single Blackjack-v1"] > 0
     for env_id in ("quadrat_env/Zudecken-v0", "quadrat_env/Quadrille-v0"):
         assert data[f"native {env_id} x16"] > 0 and data[f"sync {env_id} x16"] > 0
-    greedy = data["greedy 100k Zudecken deals"]
+    greedy = data["greedy 100k quadrat_env/Zudecken-v0"]
     assert greedy["deals"] == 2000 and 0.01 < greedy["win_rate"] < 0.12
+    assert 0.4 < data["greedy 100k quadrat_env/Quadrille-v0"]["win_rate"] < 0.8  # always playing: about 59%
     assert "| Zudecken-v0 |" in (tmp_path / "throughput.md").read_text()
     with pytest.raises(SystemExit):
         throughput.main(["--seconds", "0"])
@@ -275,7 +279,7 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
 
 def test_how_well_table(tmp_path, monkeypatch):
     from quadrat_env.agents.planner import SAMPLES
-    from quadrat_env.experiments import how_well
+    from quadrat_env.experiments.zudecken import how_well
 
     monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
     monkeypatch.setattr(how_well, "extra_models", lambda: [])
@@ -324,7 +328,7 @@ def test_solver_then_now_times_both_on_the_same_deals(capsys):
 def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
     """Greedy's regret: every decision with a choice is counted once, the bins add up to "all", and
     a choice of the best estimate has regret 0 (none is negative)."""
-    from quadrat_env.experiments import regret
+    from quadrat_env.experiments.zudecken import regret
 
     out = tmp_path / "regret.json"
     assert regret.main(["--agent", "greedy", "--deals", "15", "--samples", "32", "--out", str(out),

@@ -25,10 +25,10 @@ NEEDS_AN_EXTRA = {
                     "--deals", "3", "--baselines"],
     E + "benchmark": ["--deals", "3", "--planner-deals", "0"],
     E + "train": ["--env", "quadrat_env/Zudecken-v0", "--algo", "ppo"],
-    E + "imitate": ["--deals-per-round", "5"],
+    E + "zudecken.imitate": ["--deals-per-round", "5"],
     E + "record": ["Zudecken", "--out", "x.gif"],
-    E + "regret": ["--agent", "greedy", "--deals", "3"],
-    E + "how_well": ["--deals", "3"],
+    E + "zudecken.regret": ["--agent", "greedy", "--deals", "3"],
+    E + "zudecken.how_well": ["--deals", "3"],
     E + "publish": ["nowhere"],
     E + "throughput": ["--seconds", "0.1"],
     E + "grid": ["--help"],
@@ -37,10 +37,10 @@ NEEDS_AN_EXTRA = {
 PLAIN = {
     E + "compare": ["--env", "Zudecken", "--agent", "greedy", "--deals", "3", "--baselines"],
     E + "demo": ["--deals", "3"],
-    E + "planner_curve": ["--deals", "2"],
+    E + "zudecken.planner_curve": ["--deals", "2"],
     "quadrat_env.agents.solver": ["Zudecken", "--seed", "1"],
-    "quadrat_env.agents.exact": ["--ranks", "4"],
-    E + "optimum": ["--deals", "2", "--bound-deals", "2", "--bound-samples", "4", "--no-progress"],
+    "quadrat_env.agents.zudecken.exact": ["--ranks", "4"],
+    E + "zudecken.optimum": ["--deals", "2", "--bound-deals", "2", "--bound-samples", "4", "--no-progress"],
 }  # fmt: skip
 
 
@@ -105,7 +105,7 @@ def test_only_missing_optional_packages_count_as_missing_extras():
 
 def test_a_command_whose_reader_goes_away_stops_without_a_traceback():
     # `command | head`: the pipe is closed before the command prints (it is still importing)
-    p = subprocess.Popen([sys.executable, "-m", "quadrat_env.agents.exact", "--ranks", "4"],
+    p = subprocess.Popen([sys.executable, "-m", "quadrat_env.agents.zudecken.exact", "--ranks", "4"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     p.stdout.close()
     err = p.stderr.read().decode()

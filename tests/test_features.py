@@ -1,4 +1,4 @@
-"""quadrat_env.agents.features: the Zudecken feature extractor reads the table as the rules do."""
+"""quadrat_env.agents.zudecken.features: the Zudecken feature extractor reads the table as the rules do."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from quadrat_env.agents.features import (  # noqa: E402
+from quadrat_env.agents.solver import Solver  # noqa: E402
+from quadrat_env.agents.zudecken.features import (  # noqa: E402
     EXTRA,
     OLD_MOVES,
     PAIRS,
@@ -20,7 +21,6 @@ from quadrat_env.agents.features import (  # noqa: E402
     random_renaming,
     relabel,
 )
-from quadrat_env.agents.solver import Solver  # noqa: E402
 
 from quadrat_env.slots import reference  # noqa: E402
 from quadrat_env.slots.kernel import EMPTY, GROUPS  # noqa: E402

@@ -32,7 +32,8 @@ class _CountingGreedy(GreedyAgent):
 
 
 def test_imitation_round_publishes_a_loadable_maskable_model(tmp_path):
-    from quadrat_env.experiments import imitate, publish
+    from quadrat_env.experiments import publish
+    from quadrat_env.experiments.zudecken import imitate
 
     imitate.main(["--seed", "0", "--rounds", "1", "--deals-per-round", "30", "--epochs", "1",
                   "--out", str(tmp_path / "runs")])  # fmt: skip
@@ -53,7 +54,7 @@ def test_afterstate_imitation_saves_a_model_whose_logits_are_the_move_scores(tmp
     action logits are the afterstate network's scores, so it plays the legal move scored highest."""
     import torch
     from quadrat_env.agents.safe_load import load_model
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments.zudecken import imitate
 
     imitate.main(["--rounds", "2", "--deals-per-round", "30", "--epochs", "1", "--jobs", "1",
                   "--features", "zudecken-afterstates", "--out", str(tmp_path)])  # fmt: skip
@@ -73,7 +74,7 @@ def test_afterstate_imitation_saves_a_model_whose_logits_are_the_move_scores(tmp
 
 def test_a_wider_afterstate_network_is_saved_with_its_sizes_and_loads_safely(tmp_path):
     from quadrat_env.agents.safe_load import load_model
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments.zudecken import imitate
 
     assert imitate.main(["--deals-per-round", "20", "--epochs", "1", "--jobs", "1", "--channels", "8",
                          "--layers", "2", "--hidden", "16", "--out", str(tmp_path)]) == 0  # fmt: skip
@@ -90,8 +91,8 @@ def test_side_by_side_play_labels_what_the_policy_reaches_whatever_the_width():
     """``collect(..., width=N)`` (``--play-batch``): one batched predict per step over N deals; the
     labelled decisions do not depend on N, and with no random moves they are the decisions the
     policy reaches playing each deal on its own."""
-    from quadrat_env.experiments import imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
     deals, sets = range(700, 720), []
     for width in (1, 3, 16):
@@ -112,8 +113,8 @@ def test_side_by_side_play_labels_what_the_policy_reaches_whatever_the_width():
 
 
 def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
-    from quadrat_env.experiments import imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
     monkeypatch.setattr(imitate_labels, "CHUNK", 20)  # three chunks, each with its own generator
     one = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=1)
@@ -124,8 +125,8 @@ def test_imitation_labels_do_not_depend_on_the_number_of_jobs(monkeypatch):
 
 
 def test_soft_labels_are_win_shares_over_sampled_orders():
-    from quadrat_env.experiments import imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
     data = imitate_labels.collect_parallel(
         None, range(500, 530), Collection(0.1, True, label_samples=8), (0, 0), jobs=1
@@ -139,7 +140,7 @@ def test_soft_labels_are_win_shares_over_sampled_orders():
 
 
 def test_shared_labels_file_is_reused_and_checked(tmp_path, capsys):
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments.zudecken import imitate
 
     labels = tmp_path / "labels.npz"
     common = ["--rounds", "1", "--deals-per-round", "12", "--epochs", "1", "--jobs", "1",
@@ -161,8 +162,8 @@ def test_shared_labels_file_is_reused_and_checked(tmp_path, capsys):
 def test_softmax_imitation_loss_ranks_the_winning_moves_first():
     """``fit(..., loss_kind="softmax")`` moves the legal moves' softmax towards the winning moves."""
     import torch
-    from quadrat_env.experiments import imitate, imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.experiments.zudecken import imitate, imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
     from sb3_contrib import MaskablePPO
 
     data = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=1)
@@ -184,8 +185,8 @@ def test_ranked_loss_rewards_the_labels_order_within_each_decision():
     labels' gaps (a move 0.001 worse costs little, one 0.1 worse much); blind to illegal moves and
     to a constant added to a decision's logits."""
     import torch
-    from quadrat_env.experiments import imitate
-    from quadrat_env.experiments.imitate_settings import Settings
+    from quadrat_env.experiments.zudecken import imitate
+    from quadrat_env.experiments.zudecken.imitate_settings import Settings
 
     labels = torch.tensor([[0.60, 0.55, 0.30, 0.0]])
     mask = torch.tensor([[1.0, 1.0, 1.0, 0.0]])
@@ -206,7 +207,7 @@ def test_ranked_loss_rewards_the_labels_order_within_each_decision():
 
 
 def test_imitation_learning_rate_schedules():
-    from quadrat_env.experiments import imitate
+    from quadrat_env.experiments.zudecken import imitate
 
     settings = imitate.Settings(learning_rate=1e-3, epochs=8)
     assert [imitate._learning_rate(settings, e) for e in (0, 4, 8)] == [1e-3] * 3  # no decay: constant
@@ -220,9 +221,10 @@ def test_augmented_imitation_learns_what_holds_under_renaming():
     decisions as recorded (its first choice wins far more often there than on renamed copies of the
     same decisions), the augmented fit does as well on both, and better than before training."""
     import torch
-    from quadrat_env.agents.features import policy_kwargs_with, random_renaming, relabel
-    from quadrat_env.experiments import imitate, imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.agents.networks import policy_kwargs_with
+    from quadrat_env.agents.zudecken.features import random_renaming, relabel
+    from quadrat_env.experiments.zudecken import imitate, imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
     from sb3_contrib import MaskablePPO
 
     data = imitate_labels.collect_parallel(None, range(500, 560), Collection(0.1, True), (0, 0), jobs=1)

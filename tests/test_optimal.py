@@ -8,9 +8,9 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
-from quadrat_env.agents import optimal
-from quadrat_env.agents.exact import ExactSolver
-from quadrat_env.agents.optimal import OptimalAgent, load_table, save_table
+from quadrat_env.agents.zudecken import optimal
+from quadrat_env.agents.zudecken.exact import ExactSolver
+from quadrat_env.agents.zudecken.optimal import OptimalAgent, load_table, save_table
 
 from quadrat_env.core.jit import CacheWarning
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from quadrat_env.experiments import optimum
+from quadrat_env.experiments.zudecken import optimum
 
 
 def test_a_small_bracket_is_written_with_its_log(tmp_path, capsys):
@@ -17,7 +17,7 @@ def test_a_small_bracket_is_written_with_its_log(tmp_path, capsys):
     assert result["lower"] == planner["ci95"][0] <= planner["win_rate"]
     assert result["upper"] == min(1.0, bound["ci95"][1]) >= bound["mean"]
     log = (tmp_path / "zudecken_optimum.log").read_text().splitlines()
-    assert log[0].startswith("python -m quadrat_env.experiments.optimum") and "between" in log[-1]
+    assert log[0].startswith("python -m quadrat_env.experiments.zudecken.optimum") and "between" in log[-1]
     assert "between" in capsys.readouterr().out
 
 

@@ -53,8 +53,8 @@ def test_a_training_grid_on_ray_equals_the_local_run(tmp_path):
 
 
 def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
-    from quadrat_env.experiments import imitate_labels
-    from quadrat_env.experiments.imitate_labels import Collection
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
     monkeypatch.setattr(imitate_labels, "CHUNK", 10)  # three tasks, each with its own generator
     local = imitate_labels.collect_parallel(

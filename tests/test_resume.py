@@ -92,7 +92,8 @@ def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, 
     import json
 
     from quadrat_env.agents.safe_load import load_model
-    from quadrat_env.experiments import checkpoint, imitate
+    from quadrat_env.experiments import checkpoint
+    from quadrat_env.experiments.zudecken import imitate
 
     args = ["--rounds", "2", "--deals-per-round", "20", "--epochs", "2", "--eval-every", "1", "--jobs", "1",
             "--features", "zudecken"]  # fmt: skip

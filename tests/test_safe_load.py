@@ -90,7 +90,7 @@ def test_other_algorithms_load_without_unpickling(algo, tmp_path):
 
 def test_committed_zudecken_models_name_the_installed_features_module():
     """SB3's own MaskablePPO.load imports what the file names: it must be the installed package's
-    module, not the repository-only ``agents.features``."""
+    module, not the repository-only ``agents.zudecken.features``."""
     import re
     import zipfile
     from pathlib import Path
@@ -103,4 +103,4 @@ def test_committed_zudecken_models_name_the_installed_features_module():
         data = zipfile.ZipFile(path).read("data").decode()
         assert re.search(r"(?<!quadrat_env\.)agents\.features", data) is None
     model = MaskablePPO.load(models / "Zudecken-maskable_ppo.zip", device="cpu")
-    assert type(model.policy.features_extractor).__module__ == "quadrat_env.agents.features"
+    assert type(model.policy.features_extractor).__module__ == "quadrat_env.agents.zudecken.features"

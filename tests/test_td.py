@@ -25,7 +25,14 @@ DEALS = seeds.VALIDATION.take(1000)
 
 
 def small(**kw) -> td.Settings:  # noqa: ANN003
-    values = {"n_moves": 5000, "n_envs": 64, "batch_size": 256, "eval_deals": 50, **kw}
+    values = {
+        "n_moves": 5000,
+        "n_envs": 64,
+        "batch_size": 256,
+        "eval_deals": 50,
+        "features": "zudecken-afterstates",
+        **kw,
+    }
     return td.Settings(env_id=Z32, seed=1, **values)
 
 
@@ -64,7 +71,9 @@ def test_a_resumed_learner_reaches_the_uninterrupted_weights(tmp_path):
 
 
 def test_the_command_stops_on_ctrl_c_resumes_and_writes_a_loadable_model(tmp_path, monkeypatch, capsys):
-    (tmp_path / "td.yml").write_text(f"{Z32}: {{n_moves: 3000, n_envs: 64, batch_size: 256}}\n")
+    (tmp_path / "td.yml").write_text(
+        f"{Z32}: {{n_moves: 3000, n_envs: 64, batch_size: 256, features: zudecken-afterstates}}\n"
+    )
     argv = ["--env", Z32, "--seed", "2", "--hyperparams", str(tmp_path / "td.yml"), "--eval-every", "1000",
             "--eval-deals", "20", "--no-progress", "--out", str(tmp_path)]  # fmt: skip
     play = Learner.play_until_update
@@ -98,8 +107,8 @@ def test_the_command_stops_on_ctrl_c_resumes_and_writes_a_loadable_model(tmp_pat
 )  # fmt: skip
 def test_bad_settings_are_refused_with_their_name(override, message):
     with pytest.raises(ValueError, match=message):
-        settings = td.Settings.from_entry(Z32, 0, {"n_moves": 10, **override})
-        Learner.check_network(settings)
+        entry = {"n_moves": 10, "features": "zudecken-afterstates", **override}
+        Learner.check_network(td.Settings.from_entry(Z32, 0, entry))
 
 
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys):

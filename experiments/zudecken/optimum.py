@@ -1,9 +1,9 @@
 """Zudecken's optimum with 52 cards, bracketed: the best policy's win rate from below, the one-level
 information bound from above, each on the benchmark's held-out deals with its 95% interval.
 
-    python -m quadrat_env.experiments.optimum --jobs 2      # about 10 minutes on 2 cores
+    python -m quadrat_env.experiments.zudecken.optimum --jobs 2      # about 10 minutes on 2 cores
 
-The exact optimum (:mod:`quadrat_env.agents.exact`) is computed up to 9 ranks a suit; 13 ranks are
+The exact optimum (:mod:`quadrat_env.agents.zudecken.exact`) is computed up to 9 ranks a suit; 13 ranks are
 out of its reach (see ``docs/research/zudecken.md``). What holds instead:
 
 * **Lower:** the optimum is at least any policy's win probability. The planner (the best policy
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--out {args.out} is a file, not a folder")
     log: list[str] = []
     result = bracket(args.deals, args.bound_deals, args.bound_samples, args.jobs, log, not args.no_progress)
-    result["command"] = "python -m quadrat_env.experiments.optimum " + " ".join(argv or sys.argv[1:])
+    result["command"] = "python -m quadrat_env.experiments.zudecken.optimum " + " ".join(argv or sys.argv[1:])
     summary = (
         f"Zudecken (52 cards), optimal win rate between {result['lower']:.2%} and {result['upper']:.2%}: "
         f"planner {result['planner']['win_rate']:.2%} on {args.deals:,} deals, one-level bound "

@@ -1,7 +1,7 @@
 """How well can Zudecken be played? Every kind of player on the benchmark's held-out deals, one table.
 
-    python -m quadrat_env.experiments.how_well                     # about 8 minutes on 2 cores
-    python -m quadrat_env.experiments.how_well --update-docs
+    python -m quadrat_env.experiments.zudecken.how_well                     # about 8 minutes on 2 cores
+    python -m quadrat_env.experiments.zudecken.how_well --update-docs
 
 Rows: random, largest-group greedy, the hand rule, the committed learned policies (each training
 seed), the planner at several sample budgets, and two upper bounds (:mod:`quadrat_env.agents.bounds`):
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write(args.out / "how_well.md", md)
     print("\n" + md)
     if args.update_docs:
-        command = "python -m quadrat_env.experiments.how_well " + " ".join(argv or sys.argv[1:])
+        command = "python -m quadrat_env.experiments.zudecken.how_well " + " ".join(argv or sys.argv[1:])
         update_page(PAGE, md, command, MARKERS)
     return 0
 

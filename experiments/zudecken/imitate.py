@@ -1,6 +1,6 @@
 """Teach a MaskablePPO policy to play Zudecken from the solver's labels (DAgger-style imitation).
 
-    python -m quadrat_env.experiments.imitate --seed 0 --out runs/imitate     # about 15-25 minutes on 2 cores
+    python -m quadrat_env.experiments.zudecken.imitate --seed 0 --out runs/imitate  # 15-25 minutes, 2 cores
 
 The defaults (one round of 150,000 deals, 4 epochs, the afterstate network) are how the
 committed Zudecken models were trained (``experiments/models/configs/Zudecken-maskable_ppo-seed*.yml``).
@@ -20,7 +20,7 @@ can see" is what a sampling planner estimates. Each round:
    logit estimates P(the move wins | what the player sees)) and the value head to "the deal can
    still be won". The policy's argmax is then the move most likely to win.
 
-The policy network is :class:`quadrat_env.agents.features.ZudeckenAfterstates` (default): one
+The policy network is :class:`quadrat_env.agents.zudecken.features.ZudeckenAfterstates` (default): one
 network scores every legal move by the cards the table keeps and the cards still unseen after it,
 on the suit-by-rank grid, and those scores are the logits. ``--features zudecken`` (an MLP over the
 observation plus its suit, rank and pair-match structure), ``zudecken-moves`` or ``none`` (the bare
@@ -48,7 +48,8 @@ import numpy as np
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.imitate_labels import (
+from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument
+from quadrat_env.experiments.zudecken.imitate_labels import (
     ENV_ID,
     collect_parallel,
     joined,
@@ -56,7 +57,6 @@ from quadrat_env.experiments.imitate_labels import (
     save_labels,
     shared_labels,
 )
-from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument
 
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
@@ -65,14 +65,14 @@ from quadrat_env.registry import short_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
-    from quadrat_env.agents.features import SCORES
-    from quadrat_env.experiments.imitate_settings import Settings
+    from quadrat_env.agents.zudecken.features import SCORES
     from quadrat_env.experiments.runs import (
         RunInterrupted,
         check_resumable,
         claim_run_dir,
         signals_as_exceptions,
     )
+    from quadrat_env.experiments.zudecken.imitate_settings import Settings
 
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
 CHECKPOINT = "checkpoint.npz"
@@ -87,10 +87,10 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
     P(the move still wins) on its own; ``softmax``: the legal moves' softmax learns the winning
     moves' shares (a ranking within each decision, not each move's level); ``ranked``: ``bce`` and
     each decision's order (:func:`_rank_loss`). ``augment``: every batch with its suits, ranks and
-    slots renamed at random (:func:`~quadrat_env.agents.features.relabel`).
+    slots renamed at random (:func:`~quadrat_env.agents.zudecken.features.relabel`).
     ``lr_end``: the learning rate moves linearly from ``lr`` to it over the steps (default: constant)."""
     import torch
-    from quadrat_env.agents.features import random_renaming, relabel
+    from quadrat_env.agents.zudecken.features import random_renaming, relabel
 
     policy = model.policy
     optimizer = torch.optim.Adam(policy.parameters(), lr=lr)
@@ -121,12 +121,12 @@ def _loss(policy: Any, obs: Any, mask: Any, target: Any, loss_kind: str) -> Any:
     """One batch's loss: the move logits against the labels, plus the value head against how
     winnable the position is (its best move's label)."""
     import torch
-    from quadrat_env.agents.features import ZudeckenAfterstates
+    from quadrat_env.agents.networks import scores_afterstates
     from torch import nn
 
     features = policy.extract_features(obs, policy.pi_features_extractor)
     latent_pi, latent_vf = policy.mlp_extractor(features)
-    if isinstance(policy.features_extractor, ZudeckenAfterstates):
+    if scores_afterstates(policy.features_extractor):
         latent_vf = latent_vf.detach()  # the features are the move scores: the value must not pull on them
     # Each legal move's logit learns P(the move still wins | what the player sees): the argmax is
     # then the move a sampling planner would pick with unlimited samples.
@@ -176,13 +176,8 @@ def validate(model: Any, env_id: str = ENV_ID) -> float:
 
 def _new_model(settings: Settings) -> Any:
     import torch
-    from quadrat_env.agents.features import (
-        AFTER_CHANNELS,
-        AFTER_HIDDEN,
-        AFTER_LAYERS,
-        policy_kwargs_with,
-        scores_as_logits,
-    )
+    from quadrat_env.agents.networks import policy_kwargs_with, scores_as_logits
+    from quadrat_env.agents.zudecken.features import AFTER_CHANNELS, AFTER_HIDDEN, AFTER_LAYERS
     from sb3_contrib import MaskablePPO
 
     torch.manual_seed(settings.seed)

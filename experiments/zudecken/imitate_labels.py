@@ -1,4 +1,4 @@
-"""The solver's labels for :mod:`quadrat_env.experiments.imitate`: deals played, decisions labelled.
+"""The solver's labels for :mod:`quadrat_env.experiments.zudecken.imitate`: deals played, decisions labelled.
 
 At every decision where some legal moves still win the deal and some do not, the observation, the
 mask and which moves win are recorded (the solver runs on the true deck; the network only sees the
@@ -45,7 +45,7 @@ class Collection:
     #: > 0: the behaviour network plays this many deals side by side (:func:`play_side_by_side`).
     width: int = 0
     #: The game; and whether each move is labelled with its exact optimal value (the exact
-    #: solver's, :class:`quadrat_env.agents.optimal.OptimalAgent`: packs of up to 32 cards).
+    #: solver's, :class:`quadrat_env.agents.zudecken.optimal.OptimalAgent`: packs of up to 32 cards).
     env_id: str = ENV_ID
     exact: bool = False
 
@@ -120,7 +120,7 @@ def _values(how: Collection, game: Any) -> Callable[..., np.ndarray]:
 @functools.lru_cache(maxsize=2)
 def _optimal(env_id: str) -> Any:
     """The exact solver's agent, one per process (its table is solved once, then looked up)."""
-    from quadrat_env.agents.optimal import OptimalAgent
+    from quadrat_env.agents.zudecken.optimal import OptimalAgent
 
     return OptimalAgent(env_id)
 

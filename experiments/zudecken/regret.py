@@ -1,12 +1,12 @@
 """Where does a Zudecken player lose? Its regret per decision, by stock size: exact where the exact
 solver plays the pack (Zudecken32), against sampled estimates elsewhere.
 
-    python -m quadrat_env.experiments.regret --model Zudecken-maskable_ppo --algo maskable_ppo
-    python -m quadrat_env.experiments.regret --agent planner          # the noise floor of the estimate
-    python -m quadrat_env.experiments.regret --env Zudecken32 --agent greedy     # exact regrets
+    python -m quadrat_env.experiments.zudecken.regret --model Zudecken-maskable_ppo --algo maskable_ppo
+    python -m quadrat_env.experiments.zudecken.regret --agent planner       # the noise floor of the estimate
+    python -m quadrat_env.experiments.zudecken.regret --env Zudecken32 --agent greedy     # exact regrets
 
 With ``--env Zudecken32`` each legal move's value is its exact optimal win probability
-(:class:`quadrat_env.agents.optimal.OptimalAgent`), so the regret (the best move's value minus the
+(:class:`quadrat_env.agents.zudecken.optimal.OptimalAgent`), so the regret (the best move's value minus the
 chosen one's) is exact, and summed over a deal it is the share of a win the player's choices gave
 away in that deal. For 52 cards:
 
@@ -29,9 +29,10 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from quadrat_env.agents import names as agent_names
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments.compare import BUILT_IN, load_agent, published_model
+from quadrat_env.experiments.compare import load_agent, published_model
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
@@ -47,7 +48,7 @@ BINS = ((0, 10), (10, 20), (20, 30), (30, 49))
 def move_values(env_id: str, samples: int, seed: int) -> tuple[Any, str]:
     """``values(obs, moves) -> array``: each legal move's win probability, exact where the exact
     solver plays the pack, else its share of ``samples`` sampled unseen orders; and which it is."""
-    from quadrat_env.agents.optimal import OptimalAgent, solvable
+    from quadrat_env.agents.zudecken.optimal import OptimalAgent, solvable
 
     if solvable(env_id):
         return OptimalAgent(env_id).move_values, "exact optimal values"
@@ -105,7 +106,7 @@ def table(result: dict[str, Any]) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", help=f"{', '.join(BUILT_IN)}, or module:factory")
+    who.add_argument("--agent", help=f"{', '.join(agent_names())}, or module:factory")
     who.add_argument("--model", type=published_model, help="a saved model, or a shipped one by name")
     p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model")
     p.add_argument("--env", choices=ENVS, default="Zudecken",

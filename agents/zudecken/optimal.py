@@ -1,4 +1,4 @@
-"""The optimal Zudecken player: each legal move's exact value from :mod:`quadrat_env.agents.exact`.
+"""The optimal Zudecken player: each legal move's exact value from :mod:`quadrat_env.agents.zudecken.exact`.
 
 The values every move choice needs (the positions after a move) are kept on disk once solved, in
 ``$QUADRAT_ENV_CACHE`` (default ``$XDG_CACHE_HOME/quadrat_env``, else ``~/.cache/quadrat_env``): the
@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 from quadrat_env.agents.base import Agent
-from quadrat_env.agents.exact import ExactSolver, _value
+from quadrat_env.agents.zudecken.exact import ExactSolver, code_fingerprint
 
-from quadrat_env.core.jit import CacheWarning, fingerprint
+from quadrat_env.core.jit import CacheWarning
 from quadrat_env.files import atomic_open
+from quadrat_env.registry import rules_for
 
 CACHE_FORMAT = 1
 
@@ -41,7 +42,7 @@ def table_file(solver: ExactSolver) -> Path:
 
 def _stamp(solver: ExactSolver) -> str:
     """What the values depend on: the file format, the pack and rules, and the solver's code."""
-    what = (CACHE_FORMAT, solver.n, solver.win, solver.cover, solver.symmetric, fingerprint(_value.py_func))
+    what = (CACHE_FORMAT, solver.n, solver.win, solver.cover, solver.symmetric, code_fingerprint())
     return hashlib.sha256(repr(what).encode()).hexdigest()
 
 
@@ -101,11 +102,9 @@ class OptimalAgent(Agent):
     name = "optimal"
 
     def __init__(self, env_id: str, max_ranks: int = 8, cache: bool = True, **env_kwargs: object) -> None:
-        from quadrat_env.agents.greedy import rules_of
-
         from quadrat_env.slots.kernel import GROUPS
 
-        game = rules_of(env_id, **env_kwargs)
+        game = rules_for(env_id, **env_kwargs)
         if not getattr(game, "match_rank", False):
             raise ValueError(f"{env_id}: OptimalAgent solves games whose cards match in suit or rank")
         ranks = sorted({c % 13 for c in game.pack})
@@ -127,6 +126,11 @@ class OptimalAgent(Agent):
             if self.cache:
                 save_table(self.solver, table_file(self.solver))
             self.solved = True
+
+    def optimum(self) -> float:
+        """The exact optimal win rate from a random deal (solving the table first if need be)."""
+        self.solve()
+        return self.solver.win_rate()
 
     def masks(self, observation: np.ndarray) -> tuple[int, int]:
         """The solver's (table, unseen) card masks of an observation."""

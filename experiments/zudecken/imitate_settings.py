@@ -1,4 +1,4 @@
-"""The settings of an imitation run (:mod:`quadrat_env.experiments.imitate`): one typed object whose
+"""The settings of an imitation run (:mod:`quadrat_env.experiments.zudecken.imitate`): one typed object whose
 fields with a help text are the command line's options."""
 
 from __future__ import annotations
@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from quadrat_env.agents.features import AFTER_LIMITS, SCORES
-from quadrat_env.agents.features import NAMES as FEATURE_NAMES
-from quadrat_env.experiments.imitate_labels import ENV_ID, Collection
+from quadrat_env.agents.zudecken.features import AFTER_LIMITS, EXTRACTORS, SCORES
+from quadrat_env.experiments.zudecken.imitate_labels import ENV_ID, Collection
 
 from quadrat_env import seeds
 
@@ -46,7 +45,7 @@ class Settings:
     epochs: int = _opt(4, "passes over the data, per round")
     eval_every: int = _opt(1, "epochs between validation checkpoints")
     epsilon: float = _opt(0.1, "share of random moves when collecting")
-    features: str = _opt(SCORES, "the policy network's features", choices=FEATURE_NAMES)
+    features: str = _opt(SCORES, "the policy network's features", choices=(*EXTRACTORS, "none"))
     channels: int = _opt(32, "the afterstate network's channels a layer (--features zudecken-afterstates)")
     layers: int = _opt(4, "the afterstate network's exchangeable layers")
     hidden: int = _opt(64, "the afterstate network's head units")

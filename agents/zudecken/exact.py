@@ -15,18 +15,18 @@ unseen ``U``, and its value under optimal play is
 Values are memoised under the game's symmetry: matching only asks whether two cards share a suit or
 a rank, so renaming suits or ranks changes no value. A position is a grid of 4 suits x n ranks,
 each cell covered, up or unseen; its key is the least, over the 24 orders of the suits, of its rank
-columns sorted (rank renamings are the column orders; :mod:`~quadrat_env.agents.exact_key`). A
+columns sorted (rank renamings are the column orders; :mod:`~quadrat_env.agents.zudecken.exact_key`). A
 mean is summed from its least term up, so a value does not depend on which cards stood for its
 class when it was first reached.
 
-A whole solve runs one search a core, all over one memo (:mod:`~quadrat_env.agents.exact_memo`):
+A whole solve runs one search a core, all over one memo (:mod:`~quadrat_env.agents.zudecken.exact_memo`):
 each takes the moves and draws in its own rotation, and uses what the others have memoised, so
 the cores share the work without dividing it up in advance; they find the same values to the bit.
 
 Rules (the env's, ``quadrat_env/Zudecken-v0``): a group of two to four upcards (``cover="pairs"``:
 two), each sharing a suit or a rank with another of the group, may be covered; the covered slots
 are refilled from the stock. ``win="cleared"``: won when stock and table are empty; ``"dealt"``:
-when the stock is. ``python -m quadrat_env.agents.exact --ranks N``: the value (12 digits),
+when the stock is. ``python -m quadrat_env.agents.zudecken.exact --ranks N``: the value (12 digits),
 positions, time, memory.
 """
 
@@ -41,11 +41,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from quadrat_env.agents.exact_key import SUITS, columns_into, key_cells, key_into, popcount
-from quadrat_env.agents.exact_memo import STOP, empty, entries, insert, load, lookup, put, store
+from quadrat_env.agents.zudecken.exact_key import SUITS, columns_into, key_cells, key_into, popcount
+from quadrat_env.agents.zudecken.exact_memo import STOP, empty, entries, insert, load, lookup, put, store
 
 from quadrat_env.core.checks import choice, whole
-from quadrat_env.core.jit import jit
+from quadrat_env.core.jit import fingerprint, jit
 from quadrat_env.extras import command
 
 WINS = ("cleared", "dealt")
@@ -112,7 +112,7 @@ def legal_groups(table, n, max_group, out):  # noqa: ANN001, ANN201
 def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
     """The value of a position; -1.0 once the search is stopped (the memo is full, or another
     thread is done). ``me``: the rules and this thread (:data:`RULES`); ``keys``, ``vals``,
-    ``shared``: the memo (:mod:`~quadrat_env.agents.exact_memo`); ``iwork[depth]`` and
+    ``shared``: the memo (:mod:`~quadrat_env.agents.zudecken.exact_memo`); ``iwork[depth]`` and
     ``fwork[depth]`` hold this call's working arrays (:data:`WORK`), so that a call allocates
     nothing."""
     if load(shared, STOP, None):
@@ -209,6 +209,11 @@ def _sum_sorted(terms):  # noqa: ANN001, ANN202
     for v in terms:
         total += v
     return total
+
+
+def code_fingerprint() -> str:
+    """A fingerprint of the search's compiled code (and all it calls): values saved by other code differ."""
+    return fingerprint(_value.py_func)
 
 
 class ExactSolver:

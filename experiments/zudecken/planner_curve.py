@@ -1,6 +1,6 @@
 """Win rate of the planner against samples per move, on the same held-out Zudecken deals.
 
-    python -m quadrat_env.experiments.planner_curve --deals 1000 --samples 1 4 16 32 64
+    python -m quadrat_env.experiments.zudecken.planner_curve --deals 1000 --samples 1 4 16 32 64
 
 Writes ``<out>/planner_curve.json`` (with each deal's outcome, so that two runs can be compared deal by
 deal) and ``<out>/planner_curve.md`` and prints the table.

@@ -26,7 +26,6 @@ with ``MaskablePPO.load`` wherever ``quadrat_env`` is installed.
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -167,8 +166,15 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
     Output (12 features, the move logits): entry ``m`` < 11 is ``V`` after move ``m`` when group
     ``m`` can be covered (every card in it matches another in suit or rank), else
     :data:`UNSCORED`, as is entry 11 ("end"). Use it with ``net_arch=[]`` and the action net set
-    to pass the scores through (:func:`scores_as_logits`).
+    to pass the scores through (:func:`quadrat_env.agents.networks.scores_as_logits`). It is an
+    afterstate network (``scored_moves``, ``afterstates``, ``value``): :mod:`quadrat_env.experiments.td`
+    learns it from the reward alone.
     """
+
+    #: Its keyword arguments and their largest values (what a model file may ask for).
+    kwarg_limits = AFTER_LIMITS
+    #: Its keyword arguments' defaults (a training table names only the sizes that differ).
+    kwarg_defaults = {"channels": AFTER_CHANNELS, "layers": AFTER_LAYERS, "hidden": AFTER_HIDDEN}
 
     def __init__(self, observation_space: gym.spaces.Box, channels: int = AFTER_CHANNELS,
                  layers: int = AFTER_LAYERS, hidden: int = AFTER_HIDDEN) -> None:  # fmt: skip
@@ -232,23 +238,6 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         return scores
 
 
-def scores_afterstates(extractor: type | nn.Module) -> bool:
-    """Whether a features extractor (class or instance) is an afterstate network: its outputs are
-    the move scores (``scored_moves``, ``afterstates`` and ``value``, as :class:`ZudeckenAfterstates`)."""
-    return all(hasattr(extractor, name) for name in ("scored_moves", "afterstates", "value"))
-
-
-def scores_as_logits(policy: nn.Module) -> None:
-    """For a policy whose features are an afterstate network's move scores (``net_arch=[]``):
-    the action net passes them through as the logits (identity, not trained)."""
-    if not scores_afterstates(policy.features_extractor):
-        raise ValueError("scores_as_logits needs a policy whose features extractor scores afterstates")
-    with torch.no_grad():
-        policy.action_net.weight.copy_(torch.eye(policy.action_net.out_features))
-        policy.action_net.bias.zero_()
-    policy.action_net.requires_grad_(False)
-
-
 def _old_moves() -> torch.Tensor:
     """``OLD[p, b]``: with the slots permuted by ``p`` (new slot ``i`` shows old slot ``p[i]``), new
     move ``b`` takes away the cards of old move ``OLD[p, b]``; "end" (the last move) stays itself."""
@@ -292,44 +281,10 @@ def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards:
     return out, masks.gather(1, moves), labels.gather(1, moves)
 
 
-#: The features a config may name: nothing is imported by name from a config file.
-NAMES = ("zudecken", "zudecken-moves", "zudecken-afterstates", "none")
-#: The features whose outputs are the move logits themselves (``net_arch=[]``, :func:`scores_as_logits`).
+#: The features a config may name (registered in this package's ``__init__``).
 SCORES = "zudecken-afterstates"
 EXTRACTORS = {
     "zudecken": ZudeckenFeatures,
     "zudecken-moves": ZudeckenMoveFeatures,
     SCORES: ZudeckenAfterstates,
 }
-
-
-def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:
-    """``policy_kwargs`` plus the features extractor a config names (``None`` or "none": the plain
-    observation)."""
-    if features not in (None, *NAMES):
-        raise ValueError(f"features must be one of {list(NAMES)}, got {features!r}")
-    kwargs = dict(policy_kwargs or {})
-    if features in EXTRACTORS:
-        kwargs["features_extractor_class"] = EXTRACTORS[features]
-    if features == SCORES:  # keep its layers' own initialisation (SB3's is for MLPs)
-        kwargs.setdefault("ortho_init", False)
-    return kwargs
-
-
-def afterstate_model(env_id: str, seed: int, features: str, features_kwargs: dict | None = None,
-                     env_kwargs: dict | None = None) -> Any:  # fmt: skip
-    """A new MaskablePPO model for ``env_id`` whose logits are the scores of the afterstate network
-    ``features`` names (``net_arch=[]``, :func:`scores_as_logits`), its weights drawn from ``seed``."""
-    import gymnasium as gym
-    from sb3_contrib import MaskablePPO
-
-    if not scores_afterstates(EXTRACTORS.get(features)):
-        raise ValueError(f"features {features!r} is not an afterstate network")
-    torch.manual_seed(seed)
-    kwargs = policy_kwargs_with(features, {"net_arch": []})
-    if features_kwargs:
-        kwargs["features_extractor_kwargs"] = dict(features_kwargs)
-    model = MaskablePPO("MlpPolicy", gym.make(env_id, **(env_kwargs or {})), seed=seed, device="cpu",
-                        policy_kwargs=kwargs)  # fmt: skip
-    scores_as_logits(model.policy)
-    return model

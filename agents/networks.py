@@ -1,0 +1,95 @@
+"""Policy networks by name: the features extractors configs name, and the afterstate networks.
+
+A config names its features extractor (``features: zudecken``); nothing is imported by name from a
+config file: the names are the ones studies register (:mod:`quadrat_env.agents.registry`). An
+*afterstate network* scores each move by the table it leaves (``scored_moves(obs)``: which moves it
+scores; ``afterstates(obs, rows, moves)``; ``value(afterstates)``: logits; ``forward(obs)``: every
+move's score). Its scores are the policy's logits: ``net_arch=[]`` and :func:`scores_as_logits`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quadrat_env.agents import registry
+
+#: The name for the plain observation (no features extractor).
+NONE = "none"
+AFTERSTATE_API = ("scored_moves", "afterstates", "value")
+
+
+def names() -> tuple[str, ...]:
+    """Every features name a config may give."""
+    return (*registry.network_names(), NONE)
+
+
+def extractor(name: str) -> type:
+    """The features extractor class a config's name stands for (``ValueError`` if unknown)."""
+    found = registry.networks().get(name)
+    if found is None:
+        raise ValueError(f"features must be one of {list(names())}, got {name!r}")
+    return found
+
+
+def scores_afterstates(network: Any) -> bool:
+    """Whether a features extractor (class or instance) is an afterstate network."""
+    return network is not None and all(hasattr(network, attr) for attr in AFTERSTATE_API)
+
+
+def afterstate_names() -> list[str]:
+    return [name for name, cls in registry.networks().items() if scores_afterstates(cls)]
+
+
+def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict:
+    """``policy_kwargs`` plus the features extractor a config names (``None`` or "none": the plain
+    observation)."""
+    kwargs = dict(policy_kwargs or {})
+    if features in (None, NONE):
+        return kwargs
+    kwargs["features_extractor_class"] = cls = extractor(features)
+    if scores_afterstates(cls):  # keep its layers' own initialisation (SB3's is for MLPs)
+        kwargs.setdefault("ortho_init", False)
+    return kwargs
+
+
+def scores_as_logits(policy: Any) -> None:
+    """For a policy whose features are an afterstate network's move scores (``net_arch=[]``):
+    the action net passes them through as the logits (identity, not trained)."""
+    import torch
+
+    if not scores_afterstates(policy.features_extractor):
+        raise ValueError("scores_as_logits needs a policy whose features extractor scores afterstates")
+    with torch.no_grad():
+        policy.action_net.weight.copy_(torch.eye(policy.action_net.out_features))
+        policy.action_net.bias.zero_()
+    policy.action_net.requires_grad_(False)
+
+
+def afterstate_model(env_id: str, seed: int, features: str, features_kwargs: dict | None = None,
+                     env_kwargs: dict | None = None) -> Any:  # fmt: skip
+    """A new MaskablePPO model for ``env_id`` whose logits are the scores of the afterstate network
+    ``features`` names (``net_arch=[]``, :func:`scores_as_logits`), its weights drawn from ``seed``."""
+    import gymnasium as gym
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    if not scores_afterstates(extractor(features)):
+        raise ValueError(f"features {features!r} is not an afterstate network: choose one of "
+                         f"{afterstate_names()}")  # fmt: skip
+    torch.manual_seed(seed)
+    kwargs = policy_kwargs_with(features, {"net_arch": []})
+    if features_kwargs:
+        kwargs["features_extractor_kwargs"] = dict(features_kwargs)
+    model = MaskablePPO("MlpPolicy", gym.make(env_id, **(env_kwargs or {})), seed=seed, device="cpu",
+                        policy_kwargs=kwargs)  # fmt: skip
+    scores_as_logits(model.policy)
+    return model
+
+
+def kwarg_limits() -> dict[str, int]:
+    """The largest value of each network keyword argument any registered network takes."""
+    out: dict[str, int] = {}
+    for cls in registry.networks().values():
+        for key, limit in getattr(cls, "kwarg_limits", {}).items():
+            out[key] = max(out.get(key, 0), limit)
+    return out
