@@ -8,7 +8,7 @@ The rules live with the games (``rules_for(env_id).greedy``):
 | Zudecken  | cover the largest group, ties to the lowest action; "end" only when alone    |
 | Quadrille | put the discard top on the first pile it fits (lowest action 1-12), else deal |
 
-Known strength over seeded deals (README; ``tests/test_agents.py`` checks it): Quadrat about 22%,
+Known strength over seeded deals (README; ``tests/agents/test_agents.py`` checks it): Quadrat about 22%,
 Quadrat52 about 5%, Zudecken about 5%, Quadrille about 59% (always playing is optimal there).
 """
 

@@ -5,7 +5,7 @@
 Rules interleave resets (seeds, good decks, bad decks, bad options), legal, illegal and out-of-range
 actions, copies and pickles. After every rule: a refused call changed nothing (observation, mask,
 generator state, step count), the cards are conserved, and observations stay in their space.
-``tests/test_fuzz.py`` runs the same machines briefly in the test suite.
+``tests/env/test_fuzz.py`` runs the same machines briefly in the test suite.
 """
 
 from __future__ import annotations

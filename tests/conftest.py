@@ -1,3 +1,5 @@
+"""Helpers and fixtures shared by the test folders."""
+
 from __future__ import annotations
 
 import os
@@ -45,3 +47,23 @@ def _solved_tables_in_a_temporary_folder(tmp_path_factory):
         os.environ.pop("QUADRAT_ENV_CACHE", None)
     else:
         os.environ["QUADRAT_ENV_CACHE"] = old
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    """PPO and MaskablePPO trained on Zudecken for a few hundred steps, laid out as committed models."""
+    import yaml
+    from quadrat_env.experiments import train
+
+    root = tmp_path_factory.mktemp("models")
+    (root / "seeds").mkdir()
+    for algo in train.ALGOS:
+        run = root / "runs" / algo
+        train.main(["--env", "quadrat_env/Zudecken-v0", "--algo", algo, "--seed", "1", "--timesteps", "256",
+                    "--n-envs", "2", "--out", str(run), "--no-progress"])  # fmt: skip
+        folder = run / algo / "Zudecken-seed1"
+        config = yaml.safe_load((folder / "config.yml").read_text())
+        assert config["seed"] == 1 and config["n_timesteps"] == 256 and config["n_envs"] == 2
+        assert list((folder / "monitor").glob("*.monitor.csv")) and (folder / "tb").is_dir()
+        (folder / "model.zip").rename(root / f"Zudecken-{algo}.zip")
+    return root

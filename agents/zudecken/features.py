@@ -34,10 +34,11 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from quadrat_env.cards import PACKS
-from quadrat_env.games.zudecken.rules import zudecken
+from quadrat_env.registry import rules_for
 from quadrat_env.slots.kernel import GROUPS, MATCH, NUM_SLOTS, PAIR_SLOTS
 
-LAYOUT = zudecken().layout  # the observation's pieces, as the env declares them
+ZU = "quadrat_env/Zudecken-v0"  # the game (its 32-card pack: n_cards=32), reached through the registry
+LAYOUT = rules_for(ZU).layout  # the observation's pieces, as the env declares them
 PACK = 52
 UPCARDS = LAYOUT["upcards"].slice  # four 52-wide one-hots
 UNSEEN = LAYOUT["unseen"].slice
@@ -182,14 +183,14 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
             if type(value) is not int or not 1 <= value <= AFTER_LIMITS[name]:
                 raise ValueError(f"ZudeckenAfterstates {name} must be a whole number in "
                                  f"1..{AFTER_LIMITS[name]}, got {value!r}")  # fmt: skip
-        sizes = {zudecken(n_cards=p).layout.size: p for p in PACKS}  # 269: 52 cards, 169: 32 cards
+        sizes = {rules_for(ZU, n_cards=p).layout.size: p for p in PACKS}  # 269: 52 cards, 169: 32 cards
         if len(observation_space.shape) != 1 or observation_space.shape[0] not in sizes:
             raise ValueError(f"ZudeckenAfterstates expects a Zudecken observation, {tuple(sizes)}, got "
                              f"{observation_space.shape}")  # fmt: skip
         super().__init__(observation_space, features_dim=len(GROUPS) + 1)
         # the pack's cards in observation order, suit by suit: the grid is 4 suits x pack / 4 ranks
         self.pack = sizes[observation_space.shape[0]]
-        layout, cards = zudecken(n_cards=self.pack).layout, list(PACKS[self.pack])
+        layout, cards = rules_for(ZU, n_cards=self.pack).layout, list(PACKS[self.pack])
         self.upcards, self.unseen = layout["upcards"].slice, layout["unseen"].slice
         same = torch.as_tensor(MATCH[1][np.ix_(cards, cards)])  # the rules' table: same suit or rank
         self.register_buffer("same", same.float(), persistent=False)

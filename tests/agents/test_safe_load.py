@@ -97,7 +97,7 @@ def test_committed_zudecken_models_name_the_installed_features_module():
 
     from sb3_contrib import MaskablePPO
 
-    models = Path(__file__).parent.parent / "experiments" / "models"
+    models = Path(__file__).resolve().parents[2] / "experiments" / "models"
     paths = [models / "Zudecken-maskable_ppo.zip", *sorted((models / "seeds").glob("Zudecken-maskable*.zip"))]
     for path in paths:
         data = zipfile.ZipFile(path).read("data").decode()

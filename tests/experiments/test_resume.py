@@ -86,37 +86,3 @@ def test_sigterm_saves_a_checkpoint_and_exits_143(tmp_path):
     assert proc.returncode == 143, err[-2000:]
     assert "stopped by SIGTERM" in err and "--resume" in err and "Traceback" not in err
     assert (run / "checkpoint.npz").is_file()
-
-
-def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, capsys):
-    import json
-
-    from quadrat_env.agents.safe_load import load_model
-    from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.zudecken import imitate
-
-    args = ["--rounds", "2", "--deals-per-round", "20", "--epochs", "2", "--eval-every", "1", "--jobs", "1",
-            "--features", "zudecken"]  # fmt: skip
-    assert imitate.main([*args, "--out", str(tmp_path / "a")]) == 0
-    save = checkpoint.save_imitation
-    calls = []
-
-    def ctrl_c_after_the_third_checkpoint(*a, **k):  # noqa: ANN002, ANN003, ANN202
-        save(*a, **k)
-        calls.append(1)
-        if len(calls) == 3:  # round 1, after its labels and first epoch
-            signal.raise_signal(signal.SIGINT)
-
-    monkeypatch.setattr(checkpoint, "save_imitation", ctrl_c_after_the_third_checkpoint)
-    assert imitate.main([*args, "--out", str(tmp_path / "b")]) == 130
-    assert "--resume" in capsys.readouterr().err
-    monkeypatch.setattr(checkpoint, "save_imitation", save)
-    assert imitate.main([*args, "--out", str(tmp_path / "b"), "--resume"]) == 0
-    run_a, run_b = (tmp_path / x / "Zudecken-seed0" for x in ("a", "b"))
-    a, b = (load_model(r / "model.zip", "maskable_ppo", ZU).policy.state_dict() for r in (run_a, run_b))
-    assert all(torch.equal(a[k], b[k]) for k in a)
-    rounds_a, rounds_b = (json.loads((r / "rounds.json").read_text()) for r in (run_a, run_b))
-    for row in (*rounds_a, *rounds_b):
-        row.pop("seconds")
-    assert rounds_a == rounds_b and len(rounds_a) == 4
-    assert not (run_b / "checkpoint.npz").exists()

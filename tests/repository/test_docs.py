@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-# The framework pages' scripts run in tests/test_frameworks.py; adding-a-game.md shows fragments of
-# tests/test_new_game.py, which runs them whole.
+ROOT = Path(__file__).resolve().parents[2]
+# The framework pages' scripts run in tests/env/test_frameworks.py; adding-a-game.md shows fragments of
+# tests/env/test_new_game.py, which runs them whole.
 PAGES = sorted(
     p for p in (ROOT / "docs").rglob("*.md") if "frameworks" not in p.parts and p.name != "adding-a-game.md"
 ) + [ROOT / "README.md"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-DOCS = Path(__file__).parent.parent / "docs" / "frameworks"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "frameworks"
 ZU = "quadrat_env/Zudecken-v0"
 
 

@@ -13,7 +13,7 @@ from quadrat_env.agents.sb3_agent import SB3Agent
 import quadrat_env
 from quadrat_env.registry import short_name
 
-MODELS = Path(__file__).parent.parent / "experiments" / "models"
+MODELS = Path(__file__).resolve().parents[2] / "experiments" / "models"
 DEALS = range(10**9, 10**9 + 300)  # the benchmark's first held-out deals
 
 

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 from quadrat_env.experiments import play, record
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 # A fixed position per game: a seeded deal after a few greedy moves.
 POSITIONS = {"Quadrat": (11, 2), "Quadrat52": (12, 2), "Zudecken": (13, 3), "Quadrille": (1, 60)}
 

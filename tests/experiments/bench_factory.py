@@ -1,4 +1,4 @@
-"""A user's policy module for quadrat-bench's --agent module:factory (used by tests/test_bench.py)."""
+"""A user's policy module for quadrat-bench's --agent module:factory (used by test_compare.py)."""
 
 from __future__ import annotations
 

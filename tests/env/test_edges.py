@@ -177,17 +177,6 @@ def test_benchmark_ends_with_one_line_when_a_worker_fails(jobs, monkeypatch, cap
     assert code == 1 and len(err) == 1 and "disk full" in err[0] and "OSError" in err[0]
 
 
-def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
-    from quadrat_env.experiments.parallel import WorkerFailed
-    from quadrat_env.experiments.zudecken import imitate_labels
-    from quadrat_env.experiments.zudecken.imitate_labels import Collection
-
-    with pytest.raises(WorkerFailed, match="labelling deals"):  # a model file that is not there
-        imitate_labels.collect_parallel(
-            "/nonexistent/behaviour.zip", range(0, 10), Collection(0.1, False), (0, 0), jobs=2
-        )
-
-
 @pytest.mark.parametrize("seed", [True, np.bool_(False), -1, 2.0, "3"])
 def test_single_and_batched_env_refuse_the_same_seeds(seed):
     env = gym.make("quadrat_env/Zudecken-v0")

@@ -50,19 +50,3 @@ def test_a_training_grid_on_ray_equals_the_local_run(tmp_path):
             load_model(f / "model.zip", algo, "quadrat_env/Quadrille-v0").policy.state_dict() for f in folders
         )
         assert all(torch.equal(a[k], b[k]) for k in a)
-
-
-def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
-    from quadrat_env.experiments.zudecken import imitate_labels
-    from quadrat_env.experiments.zudecken.imitate_labels import Collection
-
-    monkeypatch.setattr(imitate_labels, "CHUNK", 10)  # three tasks, each with its own generator
-    local = imitate_labels.collect_parallel(
-        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=1
-    )
-    ray = imitate_labels.collect_parallel(
-        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=2, ray="local"
-    )
-    assert len(local["obs"]) > 0
-    for key in ("obs", "mask", "wins"):
-        assert (local[key] == ray[key]).all()

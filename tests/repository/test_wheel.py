@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 USER_CODE = {"agents/__init__.py": "MINE = 'the user agents'\n",
              "experiments/__init__.py": "MINE = 'the user experiments'\n"}  # fmt: skip
 SMOKE = """
@@ -148,5 +148,5 @@ def test_installed_wheel_runs_on_gymnasium_1_2(wheel, user_folder, tmp_path):
     python = fresh_venv(tmp_path / "venv", wheel, "gymnasium==1.2.2")
     assert "gymnasium 1.2.2 ok" in run(python, ["-c", SMOKE], user_folder)
     # the batched env's step-by-step equivalence with SyncVectorEnv, on gymnasium 1.2
-    run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(ROOT / "tests" / "test_vector.py")],
-        user_folder)  # fmt: skip
+    vector_tests = ROOT / "tests" / "env" / "test_vector.py"
+    run(python, ["-m", "pytest", "-q", "-p", "no:cacheprovider", str(vector_tests)], user_folder)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WORDS = r"stops? \d+|sessions? \d+|issues? \d+|the issue[ ]asks|since[ ]stop|earlier sessions?"
 PROCESS = re.compile(rf"\b({WORDS})\b", re.IGNORECASE)
 

@@ -15,7 +15,7 @@ import pytest
 
 from quadrat_env.files import atomic_open, atomic_path, atomic_write
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 OLD = b"old bytes that must survive\n" * 10
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 
 import gymnasium as gym
@@ -15,7 +16,7 @@ from quadrat_env.agents.sb3_agent import SB3Agent
 
 from quadrat_env import seeds
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ZU = "quadrat_env/Zudecken-v0"
 
 
@@ -244,3 +245,67 @@ def test_augmented_imitation_learns_what_holds_under_renaming():
         scores[augment] = [first_choice_wins(model, *recorded), first_choice_wins(model, *renamed)]
     assert scores[False][0] - scores[False][1] > 0.15
     assert abs(scores[True][0] - scores[True][1]) < 0.05 and scores[True][1] > untrained + 0.03
+
+
+def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
+    from quadrat_env.experiments.parallel import WorkerFailed
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
+
+    with pytest.raises(WorkerFailed, match="labelling deals"):  # a model file that is not there
+        imitate_labels.collect_parallel(
+            "/nonexistent/behaviour.zip", range(0, 10), Collection(0.1, False), (0, 0), jobs=2
+        )
+
+
+def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
+    pytest.importorskip("ray")
+    from quadrat_env.experiments.zudecken import imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
+
+    monkeypatch.setattr(imitate_labels, "CHUNK", 10)  # three tasks, each with its own generator
+    local = imitate_labels.collect_parallel(
+        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=1
+    )
+    ray = imitate_labels.collect_parallel(
+        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=2, ray="local"
+    )
+    assert len(local["obs"]) > 0
+    for key in ("obs", "mask", "wins"):
+        assert (local[key] == ray[key]).all()
+
+
+def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, capsys):
+    import json
+
+    from quadrat_env.agents.safe_load import load_model
+    from quadrat_env.experiments import checkpoint
+    from quadrat_env.experiments.zudecken import imitate
+
+    args = ["--rounds", "2", "--deals-per-round", "20", "--epochs", "2", "--eval-every", "1", "--jobs", "1",
+            "--features", "zudecken"]  # fmt: skip
+    assert imitate.main([*args, "--out", str(tmp_path / "a")]) == 0
+    save = checkpoint.save_imitation
+    calls = []
+
+    def ctrl_c_after_the_third_checkpoint(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        save(*a, **k)
+        calls.append(1)
+        if len(calls) == 3:  # round 1, after its labels and first epoch
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(checkpoint, "save_imitation", ctrl_c_after_the_third_checkpoint)
+    assert imitate.main([*args, "--out", str(tmp_path / "b")]) == 130
+    assert "--resume" in capsys.readouterr().err
+    monkeypatch.setattr(checkpoint, "save_imitation", save)
+    assert imitate.main([*args, "--out", str(tmp_path / "b"), "--resume"]) == 0
+    run_a, run_b = (tmp_path / x / "Zudecken-seed0" for x in ("a", "b"))
+    a, b = (load_model(r / "model.zip", "maskable_ppo", ZU).policy.state_dict() for r in (run_a, run_b))
+    import torch
+
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    rounds_a, rounds_b = (json.loads((r / "rounds.json").read_text()) for r in (run_a, run_b))
+    for row in (*rounds_a, *rounds_b):
+        row.pop("seconds")
+    assert rounds_a == rounds_b and len(rounds_a) == 4
+    assert not (run_b / "checkpoint.npz").exists()

@@ -3,7 +3,7 @@
 Digests of long seeded runs (random actions, a share of them illegal) through the single env and
 the batched env. They were recorded before the game-folder restructuring, so any change of deals,
 observations, masks, rewards or infos shows here. If behaviour changes on purpose, the ID's
-version must be bumped and the digests re-recorded with ``python tests/test_snapshot.py``.
+version must be bumped and the digests re-recorded with ``python tests/env/test_snapshot.py``.
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ def test_an_install_of_pyc_files_only_plays_the_same(tmp_path, healthy):
     rules compile in memory, with one warning, and play as before."""
     import shutil
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     target = tmp_path / "site"
     skip = shutil.ignore_patterns("__pycache__")
     shutil.copytree(root / "quadrat_env", target / "quadrat_env", ignore=skip)

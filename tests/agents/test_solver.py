@@ -15,7 +15,7 @@ from quadrat_env.cards import SKAT_PACK, format_cards
 from quadrat_env.games.quadrat.rules import quadrat
 from quadrat_env.games.quadrille.rules import QuadrilleRules
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WINNING_QUADRILLE = "QC QD QH QS " + " ".join(f"{r}{s}" for s in "CDHS" for r in "5432AK6789TJ")
 RANK_BY_RANK = " ".join(f"{r}{s}" for r in "A23456789TJQK" for s in "CDHS")
 

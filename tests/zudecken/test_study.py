@@ -1,0 +1,115 @@
+"""The Zudecken study's commands: the README headline, imitation from a behaviour model, how well
+the game can be played, regret, the 32-card models (a few deals each; no timing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import yaml
+from quadrat_env.agents.sb3_agent import SB3Agent
+
+ROOT = Path(__file__).resolve().parents[2]
+ZU = "quadrat_env/Zudecken-v0"
+
+
+def test_the_readme_headline_is_the_benchmarks_zudecken_table():
+    import json
+
+    result = json.loads((ROOT / "results" / "benchmark.json").read_text())
+    from quadrat_env.experiments.zudecken.headline import HEADLINE, headline
+
+    table = headline(result)
+    readme = (ROOT / "README.md").read_text()
+    start, end = (readme.index(m) for m in HEADLINE)
+    assert table in readme[start:end]  # what the committed results give, as committed
+    assert "| **exact optimum** | not known | – | 62.29% | 100% |" in table
+
+
+def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
+    """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
+    moves: exactly its own play), and the run's config names it."""
+    from quadrat_env.experiments.zudecken import imitate, imitate_labels
+    from quadrat_env.experiments.zudecken.imitate_labels import Collection
+
+    path = models / "Zudecken-maskable_ppo.zip"
+    data = imitate_labels.collect(
+        path.read_bytes(), range(700, 710), Collection(0.0, False), np.random.default_rng(0)
+    )
+    model, env, reached = SB3Agent.load(path, "maskable_ppo", ZU).model, gym.make(ZU), []
+    for seed in range(700, 710):
+        obs, info = env.reset(seed=seed)
+        done = False
+        while not done:
+            reached.append(obs)
+            mask = info["action_mask"].astype(bool)
+            action = int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+            obs, _, done, _, info = env.step(action)
+    labelled = {o.tobytes() for o in data["obs"]}
+    assert labelled and labelled <= {o.tobytes() for o in reached}
+    imitate.main(["--rounds", "1", "--deals-per-round", "20", "--epochs", "1", "--behaviour", str(path),
+                  "--out", str(tmp_path)])  # fmt: skip
+    assert yaml.safe_load((tmp_path / "Zudecken-seed0" / "config.yml").read_text())["behaviour"] == str(path)
+
+
+def test_how_well_table(tmp_path, monkeypatch):
+    from quadrat_env.agents.planner import SAMPLES
+    from quadrat_env.experiments.zudecken import how_well
+
+    monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
+    monkeypatch.setattr(how_well, "extra_models", lambda: [])
+    argv = ["--deals", "20", "--planner-deals", "3", "--budgets", "1", "2", "--bound-deals", "15",
+            "--bound-samples", "8", "--out", str(tmp_path)]  # fmt: skip
+    assert how_well.main(argv) == 0
+    rows = json.loads((tmp_path / "how_well.json").read_text())
+    assert [r["player"] for r in rows] == [
+        "random", "greedy (largest group)", "hand rule (keep matched upcards)", "planner, 1 samples",
+        "planner, 2 samples", f"planner (default: up to {SAMPLES} samples, stopping once settled)",
+        "bound: one level exact (8 samples)",
+        "bound: clairvoyant solver (knows the stock)"]  # fmt: skip
+    assert rows[-2]["deals"] == 15
+    assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
+    assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
+
+
+def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
+    """Greedy's regret: every decision with a choice is counted once, the bins add up to "all", and
+    a choice of the best estimate has regret 0 (none is negative)."""
+    from quadrat_env.experiments.zudecken import regret
+
+    out = tmp_path / "regret.json"
+    assert regret.main(["--agent", "greedy", "--deals", "15", "--samples", "32", "--out", str(out),
+                        "--no-progress"]) == 0  # fmt: skip
+    saved = json.loads(out.read_text())
+    rows, values = saved["table"], np.array(saved["regret"])
+    assert rows[-1]["count"] == len(values) == sum(r["count"] for r in rows[:-1]) > 0
+    assert values.min() >= 0 and values.max() > 0
+    assert rows[-1]["per_deal"] == pytest.approx(values.sum() / 15)
+    assert max(saved["stock"]) <= 48 and "| all |" in capsys.readouterr().out
+
+
+def test_the_32_card_models_load_and_play_zudecken32_legally():
+    from quadrat_env.agents import evaluate
+    from quadrat_env.agents.safe_load import load_model
+    from quadrat_env.agents.sb3_agent import SB3Agent
+
+    path = ROOT / "experiments" / "models" / "zudecken32" / "Zudecken32-maskable_ppo-exact-seed0.zip"
+    model = load_model(path, "maskable_ppo", "quadrat_env/Zudecken32-v0")
+    assert model.observation_space.shape == (169,)  # the afterstate network on the 4 x 8 grid
+    summary, _ = evaluate("quadrat_env/Zudecken32-v0", SB3Agent(model, "maskable_ppo", masked=True),
+                          range(200), progress=False)  # fmt: skip
+    assert summary.illegal_rate == 0 and summary.win_rate > 0.4  # greedy wins about 15%
+
+
+def test_planner_curve_command(tmp_path):
+    from quadrat_env.experiments.zudecken import planner_curve
+
+    assert planner_curve.main(["--deals", "2", "--samples", "1", "2", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "planner_curve.json").read_text())
+    assert [len(r["won_deals"]) for r in rows] == [2, 2]
+    assert all(set(r["won_deals"]) <= {"0", "1"} for r in rows)
+    assert [r["won_deals"].count("1") for r in rows] == [r["wins"] for r in rows]
+    assert [r["samples"] for r in rows] == [1, 2] and all(r["episodes"] == 2 for r in rows)
