@@ -83,16 +83,24 @@ def _net_arch(value: Any) -> Any:
     if isinstance(value, str) and len(value) < 1000:
         with contextlib.suppress(ValueError, SyntaxError):
             value = ast.literal_eval(value)  # literals only: no code
-    ok_list = isinstance(value, list) and all(type(v) is int and 0 < v <= MAX_UNITS for v in value)
-    ok_dict = isinstance(value, dict) and set(value) <= {"pi", "vf"} and all(map(_net_arch, value.values()))
-    if not (ok_list or ok_dict):
-        raise UnsafeModelFile(f"policy_kwargs net_arch {str(value)[:80]!r} is not a list of layer sizes "
-                              f"(1..{MAX_UNITS} units each)")  # fmt: skip
-    pairs = zip(value[:-1], value[1:], strict=True) if ok_list else ()
-    if ok_list and (len(value) > MAX_LAYERS or any(a * b > MAX_LAYER_WEIGHTS for a, b in pairs)):
-        raise UnsafeModelFile(f"policy_kwargs net_arch {value!r} is larger than quadrat_env loads (at most "
-                              f"{MAX_LAYERS} layers, {MAX_LAYER_WEIGHTS:,} weights between two)")  # fmt: skip
+    if isinstance(value, dict) and value and set(value) <= {"pi", "vf"}:  # SB3's separate actor and critic
+        for layers in value.values():
+            _layers(layers, value)
+    else:
+        _layers(value, value)
     return value
+
+
+def _layers(layers: Any, whole: Any) -> None:
+    """One list of layer sizes (an empty one included: no hidden layer), within the bounds."""
+    if not (isinstance(layers, list) and all(type(v) is int and 0 < v <= MAX_UNITS for v in layers)):
+        raise UnsafeModelFile(f"policy_kwargs net_arch {str(whole)[:80]!r} is not a list of layer sizes "
+                              f"(1..{MAX_UNITS} units each), or a dict of such lists under 'pi' and "
+                              "'vf'")  # fmt: skip
+    pairs = zip(layers[:-1], layers[1:], strict=True)
+    if len(layers) > MAX_LAYERS or any(a * b > MAX_LAYER_WEIGHTS for a, b in pairs):
+        raise UnsafeModelFile(f"policy_kwargs net_arch {whole!r} is larger than quadrat_env loads (at most "
+                              f"{MAX_LAYERS} layers, {MAX_LAYER_WEIGHTS:,} weights between two)")  # fmt: skip
 
 
 def _read_members(path: Path) -> dict[str, Any]:
