@@ -52,6 +52,35 @@ def policy_kwargs_with(features: str | None, policy_kwargs: dict | None) -> dict
     return kwargs
 
 
+#: An afterstate policy's default layers for actor-critic training: its scores are the logits (no
+#: actor layer); the critic reads the same scores through two hidden layers, so the value is not
+#: linear in them.
+AFTERSTATE_NET_ARCH = {"pi": [], "vf": [64, 64]}
+
+
+def actor_critic_kwargs(features: str | None, policy_kwargs: dict | None) -> dict:
+    """:func:`policy_kwargs_with`, and for an afterstate network (whose scores are the logits) an
+    actor with no layer of its own: ``net_arch`` {pi: [], vf: [...]} (default
+    :data:`AFTERSTATE_NET_ARCH`; any other is refused)."""
+    kwargs = policy_kwargs_with(features, policy_kwargs)
+    if features in (None, NONE) or not scores_afterstates(extractor(features)):
+        return kwargs
+    arch = kwargs.setdefault("net_arch", AFTERSTATE_NET_ARCH)
+    if not (isinstance(arch, dict) and arch.get("pi") == []):
+        raise ValueError(f"features {features!r} scores every move itself: its policy needs "
+                         f"net_arch {{pi: [], vf: [...]}}, got {arch!r}")  # fmt: skip
+    return kwargs
+
+
+def pass_scores_through(policy: Any, fresh: bool) -> None:
+    """For an afterstate network's policy: the action head passes the scores through as the logits
+    (set on a ``fresh`` policy, kept from a loaded one) and is never trained. Other policies: nothing."""
+    if scores_afterstates(policy.features_extractor):
+        if fresh:
+            scores_as_logits(policy)
+        policy.action_net.requires_grad_(False)
+
+
 def scores_as_logits(policy: Any) -> None:
     """For a policy whose features are an afterstate network's move scores (``net_arch=[]``):
     the action net passes them through as the logits (identity, not trained)."""

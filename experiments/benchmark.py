@@ -43,6 +43,25 @@ PAGE = Path("docs") / "benchmark.md"
 README = Path("README.md")
 MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
 SCHEMA_VERSION = 1
+#: The kinds of committed model, each with the algorithm its file loads as: SB3's PPO and MaskablePPO
+#: runs (train, imitate), and ``rl``: the afterstate TD(0) runs (td), MaskablePPO files.
+MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo"}
+
+
+def learned_from(models: Path, env_id: str, kind: str, seed: int) -> str:
+    """How a committed model learned, from its run's config (``configs/<Name>-<kind>-seed<k>.yml``):
+    "the reward", "a clairvoyant solver's labels" or "exact values" (imitation names its labels in
+    ``method``); "the reward" when the config says nothing else."""
+    import yaml
+
+    path = models / "configs" / f"{env_name(env_id)}-{kind}-seed{seed}.yml"
+    config = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    method = str((config or {}).get("method", ""))
+    if method.startswith("imitation of exact"):
+        return "exact values"
+    if method.startswith("imitation"):
+        return "a clairvoyant solver's labels"
+    return "the reward"
 
 
 def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
@@ -73,8 +92,8 @@ def tasks(env_id: str, args: argparse.Namespace) -> list[tuple[Any, ...]]:
     out: list[tuple[Any, ...]] = [(env_id, "random"), (env_id, "greedy")]
     if args.planner_deals:
         out.append((env_id, "planner"))
-    for algo in ("ppo", "maskable_ppo"):
-        out += [(env_id, algo, seed, str(path)) for seed, path in model_paths(env_id, algo, args.models)]
+    for kind in MODEL_KINDS:
+        out += [(env_id, kind, seed, str(path)) for seed, path in model_paths(env_id, kind, args.models)]
     if available("optimal", env_id):  # the exact policy, and with it the exact optimum (32-card Zudecken)
         out.append((env_id, "optimal"))
     return [*out, (env_id, "solver")]
@@ -91,7 +110,8 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     elif kind in ("random", "greedy", "optimal"):
         agent = make(kind, env_id)
     else:
-        agent, extra = SB3Agent.load(task[3], kind, env_id), {"algo": kind, "train_seed": task[2]}
+        agent = SB3Agent.load(task[3], MODEL_KINDS[kind], env_id, name=kind)
+        extra = {"algo": kind, "train_seed": task[2], "learned_from": learned_from(args.models, *task[:3])}
         import torch
 
         torch.set_num_threads(1)  # one per worker: two threads in each of two workers fight for 2 cores
@@ -134,7 +154,8 @@ def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for env_id, algo in keys:
         rates = [r["win_rate"] for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
         illegal = [r["illegal_rate"] for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
-        out.append({"env_id": env_id, "algo": algo, "seeds": len(rates),
+        learned = next(r.get("learned_from") for r in rows if r.get("algo") == algo and r["env_id"] == env_id)
+        out.append({"env_id": env_id, "algo": algo, "learned_from": learned, "seeds": len(rates),
                     "mean_win_rate": statistics.fmean(rates),
                     "std_win_rate": statistics.stdev(rates) if len(rates) > 1 else 0.0,
                     "min_win_rate": min(rates), "max_win_rate": max(rates),
@@ -161,10 +182,12 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | exact optimum (agents.zudecken.exact) | – | {best:.2%} | – | 100% | – | – | – |"
             )
-    lines += ["", "| env | learned agent | training seeds | mean win rate | std | min–max | illegal rate |",
-              "|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
+    lines += ["", "| env | learned agent | learned from | training seeds | mean win rate | std | min–max "
+              "| illegal rate |", "|---|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
     for s in result["learned"]:
-        lines.append(f"| {env_name(s['env_id'])} | {s['algo']} | {s['seeds']} | {s['mean_win_rate']:.2%} | "
+        how = s.get("learned_from") or learned_from(MODELS, s["env_id"], s["algo"], 0)
+        lines.append(f"| {env_name(s['env_id'])} | {s['algo']} | {how} | {s['seeds']} | "
+                     f"{s['mean_win_rate']:.2%} | "
                      f"{s['std_win_rate']:.2%} | {s['min_win_rate']:.2%}–{s['max_win_rate']:.2%} | "
                      f"{s['mean_illegal_rate']:.2%} |")  # fmt: skip
     return "\n".join(lines) + "\n"

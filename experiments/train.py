@@ -261,19 +261,10 @@ def _new_model(settings: Settings, venv: Any, run_dir: Path) -> Any:
     if init is not None:
         model.policy.load_state_dict(init.policy.state_dict())
         _scale_logits(model.policy, float(settings.init_logit_scale))
-    _scores_as_logits(model, fresh=init is None)
+    from quadrat_env.agents.networks import pass_scores_through
+
+    pass_scores_through(model.policy, fresh=init is None)
     return model
-
-
-def _scores_as_logits(model: Any, fresh: bool) -> None:
-    """An afterstate network's scores are the logits: its action head passes them through (set on a
-    fresh model, kept from a loaded one) and is never trained."""
-    from quadrat_env.agents.networks import scores_afterstates, scores_as_logits
-
-    if scores_afterstates(model.policy.features_extractor):
-        if fresh:
-            scores_as_logits(model.policy)
-        model.policy.action_net.requires_grad_(False)
 
 
 def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
@@ -293,7 +284,9 @@ def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     model.set_env(venv, force_reset=False)
     model.tensorboard_log = str(keeper.run_dir / "tb")
     checkpoint.restore(model, meta["model"], arrays)
-    _scores_as_logits(model, fresh=False)
+    from quadrat_env.agents.networks import pass_scores_through
+
+    pass_scores_through(model.policy, fresh=False)
     for obj, state in zip(checkpoint.env_objects(venv), meta["env"], strict=True):
         checkpoint.restore(obj, state, arrays)
     for cb, state in zip(keeper.others, meta["callbacks"], strict=True):
@@ -315,24 +308,10 @@ def _scale_logits(policy: Any, scale: float) -> None:
         policy.action_net.bias.mul_(scale)
 
 
-#: An afterstate policy's default layers: its scores are the logits (no actor layer); the critic
-#: reads the same scores through two hidden layers, so the value is not linear in them.
-AFTERSTATE_NET_ARCH = {"pi": [], "vf": [64, 64]}
-
-
 def _policy_kwargs(settings: Settings) -> dict[str, Any]:
-    """The policy's kwargs: the YAML's, with the features extractor it names; for an afterstate
-    network (whose scores are the logits) the actor has no layer of its own."""
-    from quadrat_env.agents.networks import extractor, policy_kwargs_with, scores_afterstates
+    from quadrat_env.agents.networks import actor_critic_kwargs
 
-    kwargs = policy_kwargs_with(settings.features, settings.algo_kwargs.get("policy_kwargs"))
-    if settings.features in (None, "none") or not scores_afterstates(extractor(settings.features)):
-        return kwargs
-    arch = kwargs.setdefault("net_arch", AFTERSTATE_NET_ARCH)
-    if not (isinstance(arch, dict) and arch.get("pi") == []):
-        raise ValueError(f"features {settings.features!r} scores every move itself: its policy needs "
-                         f"net_arch {{pi: [], vf: [...]}}, got {arch!r}")  # fmt: skip
-    return kwargs
+    return actor_critic_kwargs(settings.features, settings.algo_kwargs.get("policy_kwargs"))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,7 +28,14 @@ from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments.benchmark import MODELS, docs_page, model_paths, update_page
+from quadrat_env.experiments.benchmark import (
+    MODEL_KINDS,
+    MODELS,
+    docs_page,
+    learned_from,
+    model_paths,
+    update_page,
+)
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
@@ -72,8 +79,10 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
     many, few = seeds.BENCHMARK.take(deals), seeds.BENCHMARK.take(planner_deals)
     rows = [row("random", many, RandomAgent(seed=0)), row("greedy (largest group)", many, GreedyAgent(ZU)),
             row("hand rule (keep matched upcards)", many, HandRuleAgent(ZU))]  # fmt: skip
-    for seed, path in model_paths(ZU, "maskable_ppo", MODELS):
-        rows.append(row(f"learned: MaskablePPO, seed {seed}", many, SB3Agent.load(path, "maskable_ppo", ZU)))
+    for kind, algo in MODEL_KINDS.items():  # the committed models, each named by what it learned from
+        for seed, path in model_paths(ZU, kind, MODELS):
+            how = learned_from(MODELS, ZU, kind, seed)
+            rows.append(row(f"learned from {how}: {kind}, seed {seed}", many, SB3Agent.load(path, algo, ZU)))
     for name, path in extra_models():
         rows.append(row(name, many, SB3Agent.load(path, "maskable_ppo", ZU)))
     for samples in budgets:

@@ -10,6 +10,7 @@ import yaml
 pytest.importorskip("sb3_contrib")
 
 from quadrat_env.agents import SB3Agent  # noqa: E402
+from quadrat_env.agents.networks import AFTERSTATE_NET_ARCH  # noqa: E402
 from quadrat_env.agents.safe_load import UnsafeModelFile, _net_arch  # noqa: E402
 from quadrat_env.experiments import train  # noqa: E402
 
@@ -30,7 +31,7 @@ def test_train_passes_the_scores_through_as_logits_and_the_critic_has_layers(tmp
     agent = SB3Agent.load(tmp_path / "maskable_ppo" / "Zudecken32-seed0" / "model.zip", "maskable_ppo", Z32)
     policy = agent.model.policy
     assert torch.equal(policy.action_net.weight, torch.eye(12)) and not policy.action_net.bias.any()
-    assert policy.net_arch == train.AFTERSTATE_NET_ARCH
+    assert policy.net_arch == AFTERSTATE_NET_ARCH
     assert sum(isinstance(m, torch.nn.Linear) for m in policy.mlp_extractor.value_net) == 2
     obs = torch.rand(5, 169).round()
     with torch.no_grad():
