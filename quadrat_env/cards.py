@@ -77,12 +77,14 @@ def parse_deck(
         if np.ma.getmaskarray(deck).any():
             raise ValueError("deck must be card codes or numbers, got a masked array with masked entries")
         deck = np.ma.getdata(deck)
+    if isinstance(deck, np.ndarray) and deck.ndim != 1:  # a 0-d array has no length: refuse it here
+        raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...] in dealing order, "
+                         f"got {deck.ndim}-d: an array of shape {deck.shape} is not one row")  # fmt: skip
     _check_length(deck, pack_size)
     if isinstance(deck, str):
         items = deck.replace(",", " ").split()
     elif (
         isinstance(deck, np.ndarray)
-        and deck.ndim == 1
         or isinstance(deck, Sequence)
         and not isinstance(deck, (bytes, bytearray))
     ):
@@ -93,7 +95,6 @@ def parse_deck(
             "set": "a set has no order",
             "frozenset": "a set has no order",
             "dict": "a dict is not a deck",
-            "ndarray": f"an array of shape {getattr(deck, 'shape', '?')} is not one row",
         }.get(kind, kind)
         raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...] in dealing order, "
                          f"got {why}")  # fmt: skip

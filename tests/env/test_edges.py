@@ -53,6 +53,8 @@ def test_a_refused_seed_list_reseeds_no_env():
 
 @pytest.mark.parametrize(("deck", "message"), [
     (np.array(CODES).reshape(4, 13), "shape \\(4, 13\\) is not one row"),
+    (np.array("AC 2C"), "shape \\(\\) is not one row"),  # a 0-d string array
+    (np.array(7), "shape \\(\\) is not one row"),
     (set(CODES), "a set has no order"),
     (frozenset(CODES), "a set has no order"),
     (dict.fromkeys(CODES), "a dict is not a deck"),
