@@ -126,8 +126,12 @@ def _read_members(path: Path) -> dict[str, Any]:
                 total += size
                 data = b"".join(head) if info.filename == "data" else data
             return json.loads(data)
-    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, EOFError) as err:
-        raise ValueError(f"{path} is not a saved SB3 model ({err})") from None
+    except (OSError, KeyError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError, EOFError,
+            RuntimeError, NotImplementedError, RecursionError) as err:  # fmt: skip
+        # RuntimeError: an encrypted member; NotImplementedError: an unknown compression;
+        # RecursionError: JSON nested deeper than Python parses
+        why = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+        raise ValueError(f"{path} is not a saved SB3 model ({why})") from None
 
 
 def _check_sizes(path: Path, data: dict[str, Any]) -> None:
@@ -180,11 +184,22 @@ def _policy_kwargs(field: dict[str, Any]) -> dict[str, Any]:
 
 
 def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, Any]:
-    """``custom_objects`` for ``load(path)`` that leave nothing in the file to unpickle."""
-    from stable_baselines3.common.utils import FloatSchedule
-
+    """``custom_objects`` for ``load(path)`` that leave nothing in the file to unpickle. A file whose
+    fields have shapes no saved model has (a number where a list belongs, ...) is a ``ValueError``."""
     cls = algorithm(algo)
     data = _read_members(Path(path))
+    try:
+        return _custom_objects(Path(path), cls, data, env_id)
+    except (TypeError, AttributeError, IndexError, RecursionError) as err:
+        raise ValueError(
+            f"{path} is not a saved SB3 model quadrat_env can read: a field is malformed "
+            f"({type(err).__name__}: {str(err)[:120]})"
+        ) from None
+
+
+def _custom_objects(path: Path, cls: Any, data: Any, env_id: str) -> dict[str, Any]:
+    from stable_baselines3.common.utils import FloatSchedule
+
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a saved SB3 model (its data is not a JSON object)")
     _check_sizes(Path(path), data)

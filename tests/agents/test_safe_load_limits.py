@@ -38,6 +38,19 @@ def shipped_data() -> dict:
         return json.loads(z.read("data"))
 
 
+def encrypted(path: Path) -> Path:
+    """The shipped model with every member marked encrypted (flag bit 0, in the local headers and the
+    central directory: zipfile cannot write it, so the bytes are set)."""
+    raw = bytearray(rebuild(path).read_bytes())
+    for signature, flags_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = raw.find(signature)
+        while at >= 0:
+            raw[at + flags_at] |= 0x1
+            at = raw.find(signature, at + 4)
+    path.write_bytes(bytes(raw))
+    return path
+
+
 def with_policy_kwargs(value: dict) -> dict:
     return {**shipped_data(), "policy_kwargs": value}
 
@@ -58,6 +71,12 @@ CASES = {
     "huge rollout": (lambda p: rebuild(p, {**shipped_data(), "n_steps": 10**9}), "n_steps"),
     "many members": (
         lambda p: rebuild(p, extra={f"m{i}": b"" for i in range(100)}), "holds 106 files"),
+    "JSON nested 100,000 deep": (
+        lambda p: rebuild(p, extra={"data": b"[" * 100_000 + b"]" * 100_000}), "not a saved SB3 model"),
+    "an encrypted member": (encrypted, "encrypted"),
+    "a number where a shape belongs": (
+        lambda p: rebuild(p, {**shipped_data(), "observation_space": {":serialized:": "x", "_shape": 5}}),
+        "malformed"),
 }  # fmt: skip
 
 MEASURE = """
@@ -89,11 +108,16 @@ def test_a_crafted_file_is_refused_in_one_line_with_bounded_memory(tmp_path, cas
     assert float(lines["MB"]) < 300, f"refusing it cost {lines['MB']} MB"
 
 
-def test_quadrat_bench_refuses_a_crafted_file_in_one_line(tmp_path, capsys):
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_quadrat_bench_refuses_a_crafted_file_in_one_line(tmp_path, capsys, case):
     from quadrat_env.experiments import compare
 
-    path = CASES["huge layers (JSON)"][0](tmp_path / "model.zip")
+    make, message = CASES[case]
+    path = make(tmp_path / "model.zip")
     with pytest.raises(SystemExit) as exc:
-        compare.main(["--env", "Zudecken", "--model", str(path), "--algo", "ppo"])
+        compare.main(
+            ["--env", "Zudecken", "--model", str(path), "--algo", "ppo", "--out", str(tmp_path / "out")]
+        )
     err = capsys.readouterr().err
-    assert exc.value.code == 2 and "larger than quadrat_env loads" in err and "Traceback" not in err
+    assert exc.value.code == 2 and message in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("quadrat-bench: error")]) == 1
