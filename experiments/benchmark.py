@@ -32,7 +32,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 
 from quadrat_env import seeds
 from quadrat_env.extras import command
-from quadrat_env.files import atomic_write
+from quadrat_env.files import atomic_write, data_files
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -200,7 +200,7 @@ def training_table(models: Path) -> str:
 
     lines = ["| model | training seed | method | steps or labelled decisions | seconds | steps/s |",
              "|---|---:|---|---:|---:|---:|"]  # fmt: skip
-    for cfg_path in sorted((models / "configs").glob("*-seed*.yml")):
+    for cfg_path in data_files(models / "configs", "*-seed*.yml"):
         cfg = yaml.safe_load(cfg_path.read_text())
         stem = cfg_path.stem.rsplit("-seed", 1)[0]
         summary = cfg_path.with_name(f"{cfg_path.stem}-summary.json")

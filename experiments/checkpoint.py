@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from quadrat_env.files import atomic_open
+from quadrat_env.files import atomic_open, data_files
 
 VERSION = 1
 
@@ -143,7 +143,7 @@ def env_objects(venv: Any) -> list[Any]:
 
 
 def monitor_files(run_dir: Path) -> list[Path]:
-    return sorted((run_dir / "monitor").glob("*.monitor.csv"))
+    return data_files(run_dir / "monitor", "*.monitor.csv")
 
 
 def snapshot(model: Any, callbacks: list[Any], run_dir: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ matplotlib.use("Agg")  # files only, no screen
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from quadrat_env.files import atomic_path
+from quadrat_env.files import atomic_path, data_files
 
 
 def win_rates(result: dict[str, Any], path: Path) -> None:
@@ -59,12 +60,21 @@ def learning_curves(monitor_root: Path, path: Path, window: int = 2000) -> None:
     plt.close(fig)
 
 
+#: What reading a damaged or half-written (gzipped) CSV raises.
+UNREADABLE = (OSError, EOFError, ValueError, UnicodeDecodeError)
+
+
 def _episodes(run: Path) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative steps and won flags of all episodes of a run, in the order they ended."""
     rows = []
-    for csv in sorted(run.glob("*.monitor.csv*")):  # plain or gzipped
-        data = np.genfromtxt(csv, delimiter=",", skip_header=1, names=True, ndmin=1, dtype=None,
-                             encoding="utf-8")  # fmt: skip
+    for csv in data_files(run, "*.monitor.csv*"):  # plain or gzipped
+        try:
+            data = np.genfromtxt(csv, delimiter=",", skip_header=1, names=True, ndmin=1, dtype=None,
+                                 encoding="utf-8")  # fmt: skip
+        except UNREADABLE as err:  # a damaged log: a warning, not the end of the plot
+            warnings.warn(f"{csv}: skipped, not a readable Monitor log ({type(err).__name__}: {err})",
+                          stacklevel=2)  # fmt: skip
+            continue
         if data.size:
             # the "won" column (info_keywords); older logs: a return of 1 or more means won
             won = data["won"].astype(str) == "True" if "won" in data.dtype.names else data["r"] >= 1.0

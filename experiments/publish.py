@@ -17,7 +17,7 @@ from pathlib import Path
 from quadrat_env.agents.safe_load import load_model
 
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_open, atomic_write
+from quadrat_env.files import atomic_open, atomic_write, data_files
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -61,7 +61,7 @@ def gzip_monitor_logs(source: Path, target: Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     for old in target.glob("*.monitor.csv.gz"):
         old.unlink()
-    for csv in sorted(source.glob("*.monitor.csv")):
+    for csv in data_files(source, "*.monitor.csv"):
         name = f"{csv.name}.gz"  # the name in the gzip header, as when written in place
         with atomic_open(target / name, "wb") as f, gzip.GzipFile(name, "wb", fileobj=f, mtime=0) as dst:
             dst.write(csv.read_bytes())

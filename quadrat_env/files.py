@@ -83,3 +83,9 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> None:
     """``model.save(path)`` for an SB3 model (or anything with ``save``), atomically."""
     with atomic_path(path) as tmp:
         model.save(tmp)
+
+
+def data_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
+    """The files in ``folder`` matching ``pattern``, sorted, without hidden ones: a writer's
+    temporary files (``.name.tmpXXXX``, :func:`atomic_path`) are not data, whole or half-written."""
+    return sorted(p for p in Path(folder).glob(pattern) if not p.name.startswith(".") and p.is_file())
