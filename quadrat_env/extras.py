@@ -77,7 +77,9 @@ def _stop(prog: str, err: MissingExtra) -> int:
 
 def command(main: Callable[..., int]) -> Callable[..., int]:
     """A command's ``main`` that answers a missing extra with one line on stderr and exit status 1,
-    and stops quietly when its reader goes away (``| head``), as Unix tools do."""
+    stops quietly when its reader goes away (``| head``), as Unix tools do, and answers Ctrl-C where
+    the command has no checkpoint to make with one line and exit status 130, not a traceback
+    (commands that checkpoint catch the signal themselves and say where the checkpoint is)."""
 
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
@@ -86,6 +88,9 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
         except BrokenPipeError:
             _silence_stdout()
             return 1
+        except KeyboardInterrupt:
+            print(f"{_prog(main)}: stopped by Ctrl-C", file=sys.stderr)
+            return 130
         except (ModuleNotFoundError, MissingExtra) as err:
             missing = missing_extra(err)
             if missing is None:

@@ -63,3 +63,20 @@ def test_a_one_game_benchmark_may_not_rewrite_the_docs_tables(capsys):
     with pytest.raises(SystemExit) as exc:
         benchmark.main(["--env", ZU, "--update-docs", "--deals", "1"])
     assert exc.value.code == 2 and "without --env" in capsys.readouterr().err
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    """A command stopped by Ctrl-C where it has no checkpoint to make: one line, exit 130, no traceback."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "quadrat_env.experiments.compare", "--env", "Zudecken", "--agent", "planner",
+           "--deals", "1000", "--baselines", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)  # past the imports, into the play
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["compare: stopped by Ctrl-C"], err
