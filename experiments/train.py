@@ -156,7 +156,7 @@ def train(settings: Settings, run_dir: Path, progress: bool = True, threads: int
         curve = CurveCallback(settings, run_dir / "curve.csv", write=not resume)
     keeper = Checkpointer(run_dir / CHECKPOINT, checkpoint_minutes, [curve] if curve else [], run_dir)
     model = _resumed_model(settings, venv, keeper) if resume else _new_model(settings, venv, run_dir)
-    start = time.perf_counter()
+    keeper.start = time.perf_counter()
     from stable_baselines3.common.callbacks import CallbackList
 
     with keeper.stop_on_signals():
@@ -165,7 +165,7 @@ def train(settings: Settings, run_dir: Path, progress: bool = True, threads: int
                     callback=callbacks, reset_num_timesteps=not resume)  # fmt: skip
     if keeper.signal:
         return {"interrupted": keeper.signal, "steps": keeper.saved_at}
-    seconds = time.perf_counter() - start
+    seconds = keeper.elapsed()  # the whole run's, over every resumed part
     save_model(model, run_dir / "model.zip")
     steps = settings.n_timesteps
     summary = {"seconds": round(seconds, 1), "steps": steps, "steps_per_second": round(steps / seconds)}
@@ -196,11 +196,17 @@ class Checkpointer:
         self.callback = _Callback()
         self.path, self.every, self.others, self.run_dir = path, minutes * 60, others, run_dir
         self.last, self.signal, self.saved_at, self.stopping = time.monotonic(), 0, 0, False
+        #: Seconds the run took before this process resumed it, and when this process's part began.
+        self.seconds_before, self.start = 0.0, time.perf_counter()
+
+    def elapsed(self) -> float:
+        return self.seconds_before + time.perf_counter() - self.start
 
     def at_boundary(self, model: Any) -> None:
         due = time.monotonic() - self.last >= self.every
         if (due or self.signal) and model.num_timesteps > self.saved_at:
             meta, arrays = checkpoint.snapshot(model, self.others, self.run_dir)
+            meta["seconds"] = self.elapsed()
             checkpoint.save(self.path, meta, arrays)
             self.last, self.saved_at = time.monotonic(), model.num_timesteps
         self.stopping = bool(self.signal)  # a signal stops the run here, at a checkpoint
@@ -292,7 +298,12 @@ def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     for cb, state in zip(keeper.others, meta["callbacks"], strict=True):
         checkpoint.restore(cb, state, arrays)
     checkpoint.set_global_rngs(meta["rng"], arrays)
-    keeper.saved_at = meta["num_timesteps"]
+    keeper.saved_at, keeper.seconds_before = meta["num_timesteps"], float(meta.get("seconds", 0.0))
+    for cb in keeper.others:  # the curve's clock counts the run so far, not this process's part
+        cb.start = time.perf_counter() - keeper.seconds_before
+    for obj in checkpoint.env_objects(venv):  # and so does the Monitor logs' time column
+        if hasattr(obj, "t_start"):
+            obj.t_start = time.time() - keeper.seconds_before
     return model
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import torch
 
 pytest.importorskip("sb3_contrib")
 
-from quadrat_env.experiments import train  # noqa: E402
+from quadrat_env.experiments import checkpoint, train  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 
@@ -41,7 +42,10 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path, monkey
     run_b = tmp_path / "b" / algo / "Zudecken-seed1"
     assert (run_b / "checkpoint.npz").is_file() and not (run_b / "model.zip").exists()
     monkeypatch.setattr(train.Checkpointer, "at_boundary", at_boundary)
+    first_part = checkpoint.load(run_b / "checkpoint.npz")[0]["seconds"]
     assert train.main([*argv(algo, vec, tmp_path / "b"), "--resume"]) == 0
+    summary = json.loads((run_b / "summary.json").read_text())  # the whole run, both parts
+    assert summary["steps"] == 1024 and summary["seconds"] > first_part > 0
     run_a = tmp_path / "a" / algo / "Zudecken-seed1"
     a, b = (load_model(r / "model.zip", algo, ZU).policy.state_dict() for r in (run_a, run_b))
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -52,6 +56,9 @@ def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path, monkey
         rows_a, rows_b = ([r[:clock] + r[clock + 1 :] for r in list(csv.reader((run / name).open()))[header:]]
                           for run in (run_a, run_b))  # fmt: skip
         assert rows_a == rows_b and len(rows_a) > 1, name
+    for log in (run_b / "monitor").glob("*.csv"):  # the time column goes on across the resume
+        times = [float(r[2]) for r in list(csv.reader(log.open()))[2:]]
+        assert times == sorted(times), log
 
 
 def test_resume_refuses_other_settings_a_finished_run_and_no_checkpoint(tmp_path, capsys):
