@@ -39,7 +39,24 @@ def test_a_kept_table_gives_every_move_value_without_solving(solved, tmp_path):
     assert fresh.positions == kept
 
 
-@pytest.mark.parametrize("damage", ["cut", "noise", "other rules", "edited values"])
+def _forge_keys_header(path, shape) -> None:  # noqa: ANN001
+    """keys.npy's header claims ``shape``; its bytes stay the real (small) array's."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    with np.load(path) as f:
+        keys = f["keys"]
+    forged = io.BytesIO()
+    np.lib.format.write_array_header_1_0(forged, {"descr": "<i8", "fortran_order": False, "shape": shape})
+    members["keys.npy"] = forged.getvalue() + keys.tobytes()
+    with zipfile.ZipFile(path, "w") as z:
+        for name, body in members.items():
+            z.writestr(name, body)
+
+
+@pytest.mark.parametrize("damage", ["cut", "noise", "other rules", "edited values", "forged header"])
 def test_a_damaged_or_foreign_table_is_ignored_with_one_warning(solved, tmp_path, damage):
     path = tmp_path / "t.npz"
     if damage == "other rules":
@@ -51,6 +68,8 @@ def test_a_damaged_or_foreign_table_is_ignored_with_one_warning(solved, tmp_path
         path.write_bytes(data[: len(data) // 2])
     elif damage == "noise":
         path.write_bytes(np.random.default_rng(0).bytes(len(data)))
+    elif damage == "forged header":  # 10^11 rows: 1.46 TiB if believed
+        _forge_keys_header(path, (10**11, 2))
     elif damage == "edited values":
         with np.load(path) as f:
             arrays = dict(f)
