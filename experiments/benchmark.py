@@ -32,7 +32,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 
 from quadrat_env import seeds
 from quadrat_env.extras import command
-from quadrat_env.files import atomic_write, data_files
+from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -278,13 +278,21 @@ def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     _check(p, args)
+    try:
+        with exclusive_folder(args.out):  # a second benchmark into the same folder is refused
+            return _run(args, argv)
+    except FolderBusy as err:
+        print(f"benchmark: error: {err}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     start = time.perf_counter()
     try:
         result = run(args)
     except WorkerFailed as err:
         print(f"benchmark: {err}", file=sys.stderr)
         return 1
-    args.out.mkdir(parents=True, exist_ok=True)
     atomic_write(args.out / "benchmark.json", json.dumps(result, indent=2))
     table = markdown(result) + "\nTraining of the published models (2-core machine):\n\n"
     table += training_table(args.models)

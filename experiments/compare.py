@@ -37,7 +37,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
 from quadrat_env.extras import command
-from quadrat_env.files import atomic_write
+from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder
 from quadrat_env.registry import env_ids, short_names
 
 
@@ -190,6 +190,34 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
 @command
 def main(argv: list[str] | None = None) -> int:
     args, env_id = parse(argv)
+    try:
+        with exclusive_folder(args.out):  # held from the check below to the last file written
+            _claim(args)
+            return _run(args, env_id)
+    except (FolderBusy, EarlierBenchmark) as err:
+        print(f"quadrat-bench: error: {err}", file=sys.stderr)
+        return 2
+
+
+class EarlierBenchmark(ValueError):
+    """The output folder holds an earlier benchmark, and --overwrite was not given."""
+
+
+#: The files a benchmark writes in its folder (with one per-deal ``<agent>.csv`` each).
+OUTPUTS = ("bench.json", "bench.md")
+
+
+def _claim(args: argparse.Namespace) -> None:
+    """Inside the folder's lock: an earlier benchmark there is refused, or with ``--overwrite`` its
+    files are removed first (so none of its CSVs stays beside the new ones)."""
+    if (args.out / "bench.json").exists() and not args.overwrite:
+        raise EarlierBenchmark(f"--out {args.out} holds an earlier benchmark (bench.json); pass "
+                               "--overwrite to replace it, or choose another --out")  # fmt: skip
+    for old in [*(args.out / name for name in OUTPUTS), *data_files(args.out, "*.csv")]:
+        old.unlink(missing_ok=True)
+
+
+def _run(args: argparse.Namespace, env_id: str) -> int:
     deals = range(args.seed_start, args.seed_start + args.deals)
     mine = ("model", str(args.model), args.algo) if args.model else ("agent", args.agent)
     players = [mine] + [("agent", base) for base in args.baselines if base != args.name]

@@ -89,3 +89,32 @@ def data_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
     """The files in ``folder`` matching ``pattern``, sorted, without hidden ones: a writer's
     temporary files (``.name.tmpXXXX``, :func:`atomic_path`) are not data, whole or half-written."""
     return sorted(p for p in Path(folder).glob(pattern) if not p.name.startswith(".") and p.is_file())
+
+
+#: The lock file a run holds in its output folder (hidden; ``.gitignore`` lists it).
+LOCK = ".quadrat-env.lock"
+
+
+class FolderBusy(ValueError):
+    """Another run holds the output folder."""
+
+
+@contextlib.contextmanager
+def exclusive_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold ``folder`` (made if missing) for one run: a second run into it while the first holds it is
+    refused at once with :class:`FolderBusy`, so two runs never mix their files. The lock goes with
+    the process (``flock``), however it ends."""
+    import fcntl
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise FolderBusy(f"another run is writing to {folder}; wait for it to end, or choose another "
+                             "output folder") from None  # fmt: skip
+        try:
+            yield folder
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

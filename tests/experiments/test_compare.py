@@ -107,9 +107,9 @@ def test_two_runs_models_named_model_zip_keep_separate_csvs(tmp_path, capsys):
         (tmp_path / run / "model.zip").write_bytes((MODELS / "Quadrat-maskable_ppo.zip").read_bytes())
         assert compare.main(["--env", "Quadrat", "--model", str(tmp_path / run / "model.zip"), "--algo",
                            "maskable_ppo", "--deals", "3", "--baselines", "--no-progress",
-                           "--out", str(tmp_path / "out"), "--overwrite"]) == 0  # fmt: skip
-    assert sorted(p.name for p in (tmp_path / "out").glob("*.csv")) == [
-        "Quadrat-seed1-model.csv", "Quadrat-seed2-model.csv"]  # fmt: skip
+                           "--out", str(tmp_path / "out" / run)]) == 0  # fmt: skip
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.csv")) == [
+        "Quadrat-seed1/Quadrat-seed1-model.csv", "Quadrat-seed2/Quadrat-seed2-model.csv"]  # fmt: skip
 
 
 def test_rows_show_their_share_of_the_exact_optimum_where_it_is_known():
