@@ -116,7 +116,7 @@ class Solver:
 
 
 @command
-def _main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
 
     import quadrat_env  # noqa: F401  (registers the games)
 
@@ -180,4 +180,4 @@ def time_deals(env: Any, solver: Solver, deals: int) -> tuple[np.ndarray, int, f
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    sys.exit(main())

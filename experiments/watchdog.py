@@ -50,6 +50,9 @@ def watch(parent: int, interval: float = 0.5) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args in (["--help"], ["-h"]):
+        print("usage: python -m quadrat_env.experiments.watchdog PID  (started by the worker pools)")
+        return 0
     if len(args) != 1 or not args[0].isdigit():
         print("usage: python -m quadrat_env.experiments.watchdog PID", file=sys.stderr)
         return 2

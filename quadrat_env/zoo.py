@@ -134,6 +134,9 @@ def _algo(args: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--help"], ["-h"]):
+        print(f"{USAGE}\n(then each command's own --help: python -m quadrat_env.zoo train --help)")
+        raise SystemExit(0)
     if not args or args[0] not in COMMANDS:
         print(f"{USAGE}\nerror: the first argument must be one of {sorted(COMMANDS)}", file=sys.stderr)
         raise SystemExit(2)

@@ -10,7 +10,7 @@ ZU = "quadrat_env/Zudecken-v0"
 # entry points, as quadrat_env.<module>:<function> (scripts.<module>: the repository's scripts)
 GARBAGE = {
     "scripts.reference_search:main": [[], ["Quadrille"], ["Zudecken", "--deals", "0"]],
-    "agents.solver:_main": [[], ["Solitaire"], ["Zudecken", "--deals", "0"], ["Zudecken", "--deals", "x"],
+    "agents.solver:main": [[], ["Solitaire"], ["Zudecken", "--deals", "0"], ["Zudecken", "--deals", "x"],
                             ["Zudecken", ""], ["Zudecken", "--seed", "-1"], ["Zudecken", "AC AC"],
                             ["Zudecken", "--seed", "1", "--deals", "3"]],
     "experiments.play:main": [[], ["Nope"], ["Zudecken", "--seed", "-1"], ["Zudecken", "--seed", "1.5"]],
