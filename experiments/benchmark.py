@@ -1,13 +1,14 @@
 """The benchmark: every agent on every registered env, over the same held-out seeded deals.
 
-    python -m quadrat_env.experiments.benchmark                      # default: 1,000 deals, a few minutes
-    python -m quadrat_env.experiments.benchmark --deals 10000 --planner-deals 1000 --update-docs
+    python -m quadrat_env.experiments.benchmark                # 1,000 deals into runs/benchmark/<date-time>
+    python -m quadrat_env.experiments.benchmark --deals 10000 --planner-deals 1000 --out results --update-docs
 
 Per agent and env: win rate with a Wilson 95% interval, mean cards left, illegal-action rate,
 episodes and wall time; learned agents for every committed training seed, summarised as mean and
-spread. Writes ``<out>/benchmark.json``, ``<out>/benchmark.md`` and PNG plots; ``--update-docs``
-(from the repository root) puts the tables into docs/benchmark.md and the Zudecken headline into
-README.md, between their markers.
+spread. Writes ``<out>/benchmark.json``, ``<out>/benchmark.md`` and PNG plots into a new run folder
+(``runs/benchmark/<date-time>`` unless ``--out`` names one; the committed tables are ``--out
+results``). ``--update-docs`` (from the repository root) puts the tables into docs/benchmark.md and
+the Zudecken headline into README.md, between their markers.
 """
 
 from __future__ import annotations
@@ -249,7 +250,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--solver-deals", type=int, help="deals for the solver bound (default: --deals)")
     p.add_argument("--env", action="append", choices=env_ids(), help="only these env IDs")
     p.add_argument("--models", type=Path, default=MODELS)
-    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--out", type=Path,
+                   help="the run folder (default: runs/benchmark/<date-time>, a new one each run); the "
+                        "committed reference tables are results/ (--out results)")  # fmt: skip
     p.add_argument("--jobs", type=int, default=1, help="envs evaluated in parallel processes")
     add_ray_argument(p)
     p.add_argument("--update-docs", action="store_true",
@@ -278,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     _check(p, args)
+    if args.out is None:  # a new folder each run: the committed results/ change only when asked
+        args.out = Path("runs") / "benchmark" / time.strftime("%Y%m%d-%H%M%S")
     try:
         with exclusive_folder(args.out):  # a second benchmark into the same folder is refused
             return _run(args, argv)

@@ -247,3 +247,28 @@ def test_startup_measures_first_use_in_fresh_processes():
 
     cold, warm = startup.measure("quadrat_env/Quadrat-v0", runs=1)
     assert cold > 0 and warm > 0
+
+
+def test_the_benchmark_writes_a_new_run_folder_and_leaves_the_working_tree_as_it_was(tmp_path, monkeypatch):
+    import subprocess
+
+    def tracked_changes() -> str:
+        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                              capture_output=True, text=True).stdout  # fmt: skip
+
+    before = tracked_changes()
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "--deals",
+        "2",
+        "--planner-deals",
+        "0",
+        "--env",
+        "quadrat_env/Quadrat-v0",
+        "--no-plots",
+        "--no-progress",
+    ]
+    assert benchmark.main(argv) == 0
+    (run,) = (tmp_path / "runs" / "benchmark").iterdir()
+    assert json.loads((run / "benchmark.json").read_text())["deals"] == 2
+    assert tracked_changes() == before
