@@ -134,6 +134,25 @@ def _read_members(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path} is not a saved SB3 model ({why})") from None
 
 
+def algo_of(path: str | Path) -> str:
+    """The algorithm a saved model was trained with, read from its plain JSON (nothing unpickled):
+    the policy class's module, then the settings only one algorithm has."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no saved model at {path}")
+    data = _read_members(Path(path))
+    policy = data.get("policy_class") if isinstance(data, dict) else None
+    module = str(policy.get("__module__", "")) if isinstance(policy, dict) else ""
+    if module.startswith("sb3_contrib.common.maskable"):
+        return "maskable_ppo"
+    for algo in ("qrdqn", "dqn"):
+        if f".{algo}." in f".{module}.":
+            return algo
+    for key, algo in (("cg_max_steps", "trpo"), ("clip_range", "ppo"), ("normalize_advantage", "a2c")):
+        if isinstance(data, dict) and key in data:
+            return algo
+    raise ValueError(f"cannot tell which algorithm made {path}; name it (one of {', '.join(ALGOS)})")
+
+
 def _check_sizes(path: Path, data: dict[str, Any]) -> None:
     """Plain settings that size what SB3 allocates on load: whole numbers within bounds."""
     for key, bound in _SIZES.items():

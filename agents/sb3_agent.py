@@ -20,12 +20,16 @@ class SB3Agent(Agent):
         self.observes_mask = observes_mask
 
     @classmethod
-    def load(cls, path: str | Path, algo: str, env_id: str, name: str | None = None,
+    def load(cls, path: str | Path, algo: str | None, env_id: str, name: str | None = None,
              trust: bool = False) -> SB3Agent:  # fmt: skip
-        """A saved model for ``env_id``. Model files are code: by default nothing in the file is
-        unpickled (:mod:`quadrat_env.agents.safe_load`); ``trust=True`` lets SB3 unpickle it as it is."""
-        from quadrat_env.agents.safe_load import ALGOS, load_model
+        """A saved model for ``env_id``; ``algo`` ``None``: the one the file names
+        (:func:`~quadrat_env.agents.safe_load.algo_of`). Model files are code: by default nothing in
+        the file is unpickled (:mod:`quadrat_env.agents.safe_load`); ``trust=True`` lets SB3 unpickle
+        it as it is."""
+        from quadrat_env.agents.safe_load import ALGOS, algo_of, load_model
 
+        if algo is None:
+            algo = algo_of(path)
         if algo not in ALGOS:
             raise ValueError(f"algo must be one of {list(ALGOS)}, got {algo!r}")
         import gymnasium as gym

@@ -139,7 +139,7 @@ def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
     who.add_argument("--model", type=published_model,
                      help="a saved SB3 / sb3-contrib model (.zip), or a shipped one by name: "
                           "Zudecken-maskable_ppo, Quadrille-ppo, ...")  # fmt: skip
-    p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model")
+    p.add_argument("--algo", choices=ALGOS, help="the algorithm of --model (default: read from the file)")
     p.add_argument("--deals", type=at_least(1), default=1000)
     p.add_argument(
         "--seed-start",
@@ -173,8 +173,6 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
         p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
     if "optimal" in args.baselines and not agent_available("optimal", env_id):
         p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
-    if args.model is not None and args.algo is None:
-        p.error(f"--model needs --algo (one of {', '.join(ALGOS)})")
     try:  # build it here first, so that a bad agent or model is one clear line before any play
         agent = load_agent(("model", str(args.model), args.algo) if args.model else ("agent", args.agent),
                            env_id)  # fmt: skip

@@ -104,3 +104,32 @@ def test_committed_zudecken_models_name_the_installed_features_module():
         assert re.search(r"(?<!quadrat_env\.)agents\.features", data) is None
     model = MaskablePPO.load(models / "Zudecken-maskable_ppo.zip", device="cpu")
     assert type(model.policy.features_extractor).__module__ == "quadrat_env.agents.zudecken.features"
+
+
+@pytest.mark.parametrize(
+    ("name", "algo"),
+    [
+        ("Zudecken-ppo", "ppo"),
+        ("Zudecken-maskable_ppo", "maskable_ppo"),
+        ("Quadrille-ppo", "ppo"),
+        ("Quadrat-maskable_ppo", "maskable_ppo"),
+    ],
+)
+def test_the_algorithm_is_read_from_the_file(name, algo):
+    from pathlib import Path
+
+    from quadrat_env.agents.safe_load import algo_of
+
+    models = Path(__file__).resolve().parents[2] / "experiments" / "models"
+    assert algo_of(models / f"{name}.zip") == algo
+    agent = SB3Agent.load(models / f"{name}.zip", None, f"quadrat_env/{name.split('-')[0]}-v0")
+    assert type(agent.model).__name__.lower().replace("maskableppo", "maskable_ppo") == algo
+
+
+def test_a_shipped_model_by_name_needs_no_algo(capsys, tmp_path):
+    from quadrat_env.experiments import compare
+
+    argv = ["--env", "Zudecken", "--model", "Zudecken-maskable_ppo", "--deals", "3", "--baselines",
+            "--no-progress", "--no-optimum", "--out", str(tmp_path)]  # fmt: skip
+    assert compare.main(argv) == 0
+    assert "| Zudecken-maskable_ppo | 3 |" in capsys.readouterr().out

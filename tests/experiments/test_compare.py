@@ -79,7 +79,7 @@ def test_a_model_file(tmp_path, capsys):
     (["--env", "Zudecken", "--agent", "bench_factory:not_an_agent"], "no predict"),
     (["--env", "Zudecken", "--agent", "clever"], "module:factory"),
     (["--env", "Zudecken", "--model", "/nonexistent.zip", "--algo", "ppo"], "no saved model"),
-    (["--env", "Zudecken", "--model", "x.zip"], "needs --algo"),
+    (["--env", "Zudecken", "--model", "x.zip"], "no saved model at x.zip"),
     (["--env", "Quadrat", "--model", str(MODELS / "Zudecken-ppo.zip"), "--algo", "ppo"], "another env"),
     (["--env", "Zudecken", "--agent", "greedy", "--deals", "0"], "must be >= 1"),
     (["--env", "Zudecken", "--agent", "greedy", "--out", __file__], "is a file"),
