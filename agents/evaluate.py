@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -232,9 +233,31 @@ def summarize(env_id: str, agent: str, episodes: Sequence[Episode], seconds: flo
 
 
 def _bar(total: int, desc: str, enabled: bool) -> Any:
+    """A progress bar on a terminal; where stderr is not one (a pipe, a log) a line every tenth."""
+    if not enabled:
+        return None
+    if not sys.stderr.isatty():
+        return _Lines(total, desc.strip())
     try:
         from tqdm.auto import tqdm  # from the "train" extra; evaluation works without it
     except ImportError:
-        return None
-    # disable=None: tqdm turns itself off when the output is not a terminal (CI logs, pipes)
-    return tqdm(total=total, desc=desc, unit="deal", leave=False, disable=None if enabled else True)
+        return _Lines(total, desc.strip())
+    return tqdm(total=total, desc=desc, unit="deal", leave=False)
+
+
+class _Lines:
+    """Progress for a log: ``desc: k/total deals (p%), s`` on stderr at each tenth of the deals."""
+
+    def __init__(self, total: int, desc: str) -> None:
+        self.total, self.desc, self.done, self.start = total, desc, 0, time.perf_counter()
+        self.next = max(1, total // 10)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.done >= self.next and self.done < self.total:
+            print(f"{self.desc}: {self.done:,}/{self.total:,} deals ({self.done / self.total:.0%}), "
+                  f"{time.perf_counter() - self.start:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
+            self.next = self.done + max(1, self.total // 10)
+
+    def close(self) -> None:
+        pass

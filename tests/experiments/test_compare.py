@@ -18,7 +18,8 @@ def test_mcnemar_exact_p_values():
 
 def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
     assert compare.main(["--env", "Zudecken", "--agent", "bench_factory:make", "--deals", "25",
-                       "--out", str(tmp_path), "--no-progress"]) == 0  # fmt: skip
+                       "--baselines", "greedy", "planner", "--out", str(tmp_path),
+                       "--no-progress"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "| random | 25 |" in out and "against greedy:" in out and "McNemar p =" in out
     result = json.loads((tmp_path / "bench.json").read_text())
@@ -31,6 +32,12 @@ def test_a_factory_agent_against_both_baselines(tmp_path, capsys):
     greedy_wins = sum(int(r["won"]) for r in csv.DictReader((tmp_path / "greedy.csv").open()))
     mine = sum(int(r["won"]) for r in rows)
     assert mine - greedy_wins == paired["only_agent_won"] - paired["only_baseline_won"]
+
+
+def test_greedy_is_the_default_baseline(tmp_path):
+    assert compare.parse(["--env", "Zudecken", "--agent", "hand", "--out", str(tmp_path)])[0].baselines == [
+        "greedy"
+    ]
 
 
 def test_an_earlier_benchmark_is_kept_unless_overwrite(tmp_path, capsys):
