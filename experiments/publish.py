@@ -17,11 +17,12 @@ from pathlib import Path
 from quadrat_env.agents.safe_load import load_model
 
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_open, atomic_write, data_files
+from quadrat_env.files import data_files, replace_all
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
+    from quadrat_env.experiments.benchmark import MODEL_KINDS
 
 MODELS = Path(__file__).parent / "models"
 
@@ -35,36 +36,52 @@ def publish(run: Path, models: Path = MODELS) -> Path:
         raise ValueError(f"{run} is not a finished run (needs config.yml, model.zip and summary.json "
                          "or rounds.json)")  # fmt: skip
     config = yaml.safe_load(config_path.read_text())
-    algo = config.get("algo", "maskable_ppo")  # imitation runs train a MaskablePPO model
+    kind = _kind(config)
     try:  # loads without unpickling anything, and checks the model fits the env
-        load_model(model, algo, config["env_id"])
+        load_model(model, MODEL_KINDS[kind], config["env_id"])
     except Exception as err:  # noqa: BLE001 - whatever is wrong with it, it is not published
-        raise ValueError(f"{model} does not load as a {algo} model for {config['env_id']}: {err}") from None
-    stem = f"{env_name(config['env_id'])}-{algo}"
-    seed = int(config["seed"])
-    (models / "seeds").mkdir(parents=True, exist_ok=True)
-    (models / "configs").mkdir(parents=True, exist_ok=True)
+        raise ValueError(f"{model} does not load as a {kind} model for {config['env_id']}: {err}") from None
+    stem, seed = f"{env_name(config['env_id'])}-{kind}", int(config["seed"])
     target = models / f"{stem}.zip" if seed == 0 else models / "seeds" / f"{stem}-seed{seed}.zip"
-    atomic_write(target, model.read_bytes())
-    atomic_write(models / "configs" / f"{stem}-seed{seed}.yml", config_path.read_bytes())
-    for extra in ("summary.json", "rounds.json"):
+    changes: dict[Path, bytes | None] = {
+        target: model.read_bytes(),
+        models / "configs" / f"{stem}-seed{seed}.yml": config_path.read_bytes(),
+    }
+    for extra in ("summary.json", "rounds.json", "curve.csv"):
         if (run / extra).is_file():
-            atomic_write(models / "configs" / f"{stem}-seed{seed}-{extra}", (run / extra).read_bytes())
+            changes[models / "configs" / f"{stem}-seed{seed}-{extra}"] = (run / extra).read_bytes()
     if seed == 0 and (run / "monitor").is_dir():
-        gzip_monitor_logs(run / "monitor", models / "monitor" / stem)
+        changes.update(monitor_logs(run / "monitor", models / "monitor" / stem))
+    replace_all(changes, models / JOURNAL)  # all the run's files, or (stopped) none of them
     return target
 
 
-def gzip_monitor_logs(source: Path, target: Path) -> None:
-    """Monitor CSVs, gzipped (numpy and the plots read them as they are); an earlier run's logs in
-    ``target`` go (a DummyVecEnv run writes one file per env, the batched env one in all)."""
-    target.mkdir(parents=True, exist_ok=True)
-    for old in target.glob("*.monitor.csv.gz"):
-        old.unlink()
+#: The journal of an unfinished publish (:func:`quadrat_env.files.replace_all`).
+JOURNAL = ".publish-journal.json"
+
+
+def _kind(config: dict) -> str:
+    """The kind of committed model a run makes: its algorithm, or ``rl`` for afterstate TD runs
+    (MaskablePPO files); imitation runs train MaskablePPO models."""
+    from quadrat_env.experiments.td import METHOD
+
+    return "rl" if config.get("method") == METHOD else config.get("algo", "maskable_ppo")
+
+
+def monitor_logs(source: Path, target: Path) -> dict[Path, bytes | None]:
+    """The changes that put a run's Monitor CSVs, gzipped, into ``target`` (numpy and the plots read
+    them as they are), an earlier run's logs there removed (a DummyVecEnv run writes one file per
+    env, the batched env one in all)."""
+    import io
+
+    changes: dict[Path, bytes | None] = dict.fromkeys(data_files(target, "*.monitor.csv.gz"))
     for csv in data_files(source, "*.monitor.csv"):
         name = f"{csv.name}.gz"  # the name in the gzip header, as when written in place
-        with atomic_open(target / name, "wb") as f, gzip.GzipFile(name, "wb", fileobj=f, mtime=0) as dst:
+        buffer = io.BytesIO()
+        with gzip.GzipFile(name, "wb", fileobj=buffer, mtime=0) as dst:
             dst.write(csv.read_bytes())
+        changes[target / name] = buffer.getvalue()
+    return changes
 
 
 @command

@@ -215,14 +215,16 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
 
 
 def test_publishing_replaces_an_earlier_runs_monitor_logs(tmp_path):
-    from quadrat_env.experiments.publish import gzip_monitor_logs
+    from quadrat_env.experiments.publish import monitor_logs
+
+    from quadrat_env.files import replace_all
 
     target = tmp_path / "models" / "monitor" / "X"
     target.mkdir(parents=True)
     (target / "7.monitor.csv.gz").write_bytes(b"stale")
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "0.monitor.csv").write_text("#{}\nr,l,t\n")
-    gzip_monitor_logs(tmp_path / "run", target)
+    replace_all(monitor_logs(tmp_path / "run", target), tmp_path / "journal")
     assert sorted(p.name for p in target.iterdir()) == ["0.monitor.csv.gz"]
 
 
