@@ -50,7 +50,7 @@ def test_a_writer_killed_after_any_step_leaves_all_old_or_all_new(tmp_path):
 
 def test_an_unstopped_change_is_whole(tmp_path):
     start(tmp_path)
-    changes = {tmp_path / "a.txt": b"new a", tmp_path / "sub" / "b.txt": b"new b", tmp_path / "gone.txt": None,
-               tmp_path / "c.txt": b"new c"}  # fmt: skip
+    changes = {tmp_path / "a.txt": b"new a", tmp_path / "sub" / "b.txt": b"new b",
+               tmp_path / "gone.txt": None, tmp_path / "c.txt": b"new c"}  # fmt: skip
     replace_all(changes, tmp_path / ".journal")
     assert files(tmp_path) == NEW
