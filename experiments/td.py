@@ -33,7 +33,7 @@ import json
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,9 @@ class Settings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                 raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        for name in ("env_kwargs", "features_kwargs"):
+            if not isinstance(getattr(self, name), dict):
+                raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")
         if self.env_kwargs.get("reward_mode", "sparse") != "sparse":
             raise ValueError("TD learns win probabilities: it needs the sparse reward (reward_mode: sparse)")
 
@@ -96,6 +99,10 @@ class Settings:
         unknown = sorted(set(entry) - known)
         if unknown:
             raise ValueError(f"unknown TD settings: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        missing = sorted(f.name for f in fields(cls) if f.name in known and f.name not in entry
+                         and f.default is MISSING and f.default_factory is MISSING)  # fmt: skip
+        if missing:
+            raise ValueError(f"the TD settings of {env_id} lack {', '.join(missing)}")
         return cls(env_id=env_id, seed=seed, **entry)
 
     def env_seeds(self) -> range:

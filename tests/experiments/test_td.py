@@ -103,11 +103,13 @@ def test_the_command_stops_on_ctrl_c_resumes_and_writes_a_loadable_model(tmp_pat
 @pytest.mark.parametrize(
     ("override", "message"),
     [({"n_envs": 0}, "n_envs"), ({"epsilon_start": 2.0}, "epsilon_start"), ({"features": "zudecken"},
-     "afterstate"), ({"env_kwargs": {"reward_mode": "dense"}}, "sparse"), ({"batch": 3}, "unknown")],
+     "afterstate"), ({"env_kwargs": {"reward_mode": "dense"}}, "sparse"), ({"batch": 3}, "unknown"),
+     ({"features": None}, "lack features"), ({"env_kwargs": [1]}, "mapping")],
 )  # fmt: skip
 def test_bad_settings_are_refused_with_their_name(override, message):
     with pytest.raises(ValueError, match=message):
         entry = {"n_moves": 10, "features": "zudecken-afterstates", **override}
+        entry = {k: v for k, v in entry.items() if v is not None}
         Learner.check_network(td.Settings.from_entry(Z32, 0, entry))
 
 
