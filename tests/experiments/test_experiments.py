@@ -274,3 +274,17 @@ def test_the_benchmark_writes_a_new_run_folder_and_leaves_the_working_tree_as_it
     (run,) = (tmp_path / "runs" / "benchmark").iterdir()
     assert json.loads((run / "benchmark.json").read_text())["deals"] == 2
     assert tracked_changes() == before
+
+
+def test_each_committed_run_s_monitor_logs_come_from_one_run():
+    """A run's Monitor files start within a second of each other (one env each, started together);
+    logs of another run beside them would mix two runs into one learning curve."""
+    import gzip
+
+    def start(log: Path) -> float:
+        with gzip.open(log, "rt") as f:
+            return json.loads(f.readline()[1:])["t_start"]
+
+    for folder in sorted((ROOT / "experiments" / "models" / "monitor").iterdir()):
+        starts = [start(log) for log in folder.glob("*.monitor.csv.gz")]
+        assert starts and max(starts) - min(starts) < 1.0, folder.name
