@@ -53,10 +53,20 @@ def wheel(tmp_path_factory) -> Path:
         if (ROOT / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "-w", str(out), str(source)], check=True, capture_output=True)  # fmt: skip
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v",
+               "-w", str(out), str(source)]  # fmt: skip
+    built = subprocess.run(command, check=True, capture_output=True, text=True)
     (path,) = out.glob("quadrat_env-*.whl")
+    BUILD_LOG.append(built.stdout + built.stderr)
     return path
+
+
+BUILD_LOG: list[str] = []
+
+
+def test_the_build_is_quiet(wheel):
+    """No setuptools warning of the project's own making (data folders are declared as packages)."""
+    assert "BuildBackendWarning" not in BUILD_LOG[0] and "SetuptoolsDeprecationWarning" not in BUILD_LOG[0]
 
 
 def fresh_venv(where: Path, wheel: Path, *extra: str) -> Path:
