@@ -1,7 +1,7 @@
 """Agents sharing one SB3-compatible ``predict`` interface, and the evaluation loop they share.
 
 Agents by name come from one factory: ``make(name, env_id)`` and ``available(name, env_id)``
-(:mod:`quadrat_env.agents.registry`); a game's study folder (``agents/zudecken/``) adds its own.
+(``quadrat_env.agents.registry``); a game's study folder (``agents/zudecken/``) adds its own.
 """
 
 from __future__ import annotations

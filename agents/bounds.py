@@ -1,7 +1,7 @@
 """Upper bounds on how often any player can win a game, computed with the exact solver.
 
-* :func:`clairvoyant`: the solver knows the stock order from the start. No player can do better.
-* :func:`one_level`: the player must make the first real decision (the first position with more
+* ``clairvoyant``: the solver knows the stock order from the start. No player can do better.
+* ``one_level``: the player must make the first real decision (the first position with more
   than one legal move; forced moves before it are the same for everyone) knowing only what it sees,
   and becomes clairvoyant after that. Per deal the bound is ``max over moves m of P(the clairvoyant
   solver wins after m | what the player sees)``, the probability estimated over ``samples`` random

@@ -162,9 +162,9 @@ def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) ->
 
 
 def _play_batched(venv: Any, agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
-    """:func:`_play` on the rows of a batched env (NEXT_STEP autoreset): row ``i`` plays what env
+    """``_play`` on the rows of a batched env (NEXT_STEP autoreset): row ``i`` plays what env
     ``i`` would, a finished row is dealt its next seed by ``reset(seed=..., reset_mask)``, and
-    ``agent.predict`` sees the live rows in the order :func:`_play` shows them."""
+    ``agent.predict`` sees the live rows in the order ``_play`` shows them."""
     n = venv.num_envs
     results: dict[int, Episode] = {}
     queue = list(enumerate(seeds))[::-1]

@@ -1,10 +1,10 @@
 """Policy networks by name: the features extractors configs name, and the afterstate networks.
 
 A config names its features extractor (``features: zudecken``); nothing is imported by name from a
-config file: the names are the ones studies register (:mod:`quadrat_env.agents.registry`). An
+config file: the names are the ones studies register (``quadrat_env.agents.registry``). An
 *afterstate network* scores each move by the table it leaves (``scored_moves(obs)``: which moves it
 scores; ``afterstates(obs, rows, moves)``; ``value(afterstates)``: logits; ``forward(obs)``: every
-move's score). Its scores are the policy's logits: ``net_arch=[]`` and :func:`scores_as_logits`.
+move's score). Its scores are the policy's logits: ``net_arch=[]`` and ``scores_as_logits``.
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ AFTERSTATE_NET_ARCH = {"pi": [], "vf": [64, 64]}
 
 
 def actor_critic_kwargs(features: str | None, policy_kwargs: dict | None) -> dict:
-    """:func:`policy_kwargs_with`, and for an afterstate network (whose scores are the logits) an
+    """``policy_kwargs_with``, and for an afterstate network (whose scores are the logits) an
     actor with no layer of its own: ``net_arch`` {pi: [], vf: [...]} (default
-    :data:`AFTERSTATE_NET_ARCH`; any other is refused)."""
+    ``AFTERSTATE_NET_ARCH``; any other is refused)."""
     kwargs = policy_kwargs_with(features, policy_kwargs)
     if features in (None, NONE) or not scores_afterstates(extractor(features)):
         return kwargs
@@ -97,7 +97,7 @@ def scores_as_logits(policy: Any) -> None:
 def afterstate_model(env_id: str, seed: int, features: str, features_kwargs: dict | None = None,
                      env_kwargs: dict | None = None) -> Any:  # fmt: skip
     """A new MaskablePPO model for ``env_id`` whose logits are the scores of the afterstate network
-    ``features`` names (``net_arch=[]``, :func:`scores_as_logits`), its weights drawn from ``seed``."""
+    ``features`` names (``net_arch=[]``, ``scores_as_logits``), its weights drawn from ``seed``."""
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO

@@ -9,7 +9,7 @@ then lowest action).
 Games whose greedy rule is optimal (``Rules.greedy_is_optimal``; Quadrille) need no sampling:
 the planner plays it. ``time_budget`` (seconds per decision) stops sampling early. By default
 (``adaptive=True``) sampling goes on in batches only while the two leading moves are not yet told
-apart (:func:`settled`), up to ``samples``: more samples where the decision is close.
+apart (``settled``), up to ``samples``: more samples where the decision is close.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from quadrat_env.registry import rules_for
 
 #: Sampled deals solved per compiled call; the stopping rule is checked after each batch.
 BATCH = 64
-#: Samples per decision at most, by default. With :data:`ADAPTIVE` most decisions stop well before:
+#: Samples per decision at most, by default. With ``ADAPTIVE`` most decisions stop well before:
 #: chosen on the planner curve's deals (not the benchmark's): on 3,000 of them, up to 1,024 samples
 #: with the stopping rule won 26.57% against 25.37% for a fixed 256 (paired: 289 deals won only by
 #: it, 253 only by the fixed 256; z = 1.5, so a lean, not a proof), at under 10 ms a decision (README).
@@ -81,7 +81,7 @@ class PlannerAgent(Agent):
 def settled(outcomes: np.ndarray) -> bool:
     """Do the samples so far already name the move more samples would pick? Yes when the two
     leading moves win in exactly the same samples (more samples rarely tell them apart), or when
-    the leader's extra wins over the runner-up pass a sign test at :data:`Z` standard errors."""
+    the leader's extra wins over the runner-up pass a sign test at ``Z`` standard errors."""
     wins = outcomes.sum(axis=0)
     first, second = np.argsort(-wins, kind="stable")[:2]
     split = np.count_nonzero(outcomes[:, first] != outcomes[:, second])

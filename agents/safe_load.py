@@ -3,7 +3,7 @@
 A saved model is a zip whose ``data`` JSON holds some fields as pickles (``":serialized:"``): the
 policy class, the spaces, the schedules, the policy kwargs. Unpickling runs whatever code the file
 names, so **a model file is code**: loading one from someone else is running their program. SB3's
-``custom_objects`` supplies a field instead of unpickling it. :func:`safe_custom_objects` supplies
+``custom_objects`` supplies a field instead of unpickling it. ``safe_custom_objects`` supplies
 every pickled field from trusted sources (the registered env's spaces, the algorithm's own classes,
 the schedules' values and the policy kwargs read from the JSON's plain-text copies, with classes
 from a short list of known ones) and refuses a file with any other pickled field. The weights are
@@ -52,7 +52,7 @@ class UnsafeModelFile(ValueError):
 
 
 def algorithm(algo: str) -> Any:
-    """The SB3 / sb3-contrib class named ``algo`` (a key of :data:`ALGORITHMS`)."""
+    """The SB3 / sb3-contrib class named ``algo`` (a key of ``ALGORITHMS``)."""
     if algo not in ALGORITHMS:
         raise ValueError(f"algo must be one of {list(ALGOS)}, got {algo!r}")
     module, name = ALGORITHMS[algo]
@@ -273,7 +273,7 @@ def _check_space(path: Any, key: str, field: dict[str, Any], space: Any, env_id:
 
 
 def load_model(path: str | Path, algo: str, env_id: str, trust: bool = False) -> Any:
-    """Load a model of one of :data:`ALGORITHMS` for ``env_id`` on CPU; with ``trust=False`` (the default)
+    """Load a model of one of ``ALGORITHMS`` for ``env_id`` on CPU; with ``trust=False`` (the default)
     nothing in the file is unpickled (see the module docstring)."""
     path = Path(path)
     if not path.is_file():

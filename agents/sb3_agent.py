@@ -23,8 +23,8 @@ class SB3Agent(Agent):
     def load(cls, path: str | Path, algo: str | None, env_id: str, name: str | None = None,
              trust: bool = False) -> SB3Agent:  # fmt: skip
         """A saved model for ``env_id``; ``algo`` ``None``: the one the file names
-        (:func:`~quadrat_env.agents.safe_load.algo_of`). Model files are code: by default nothing in
-        the file is unpickled (:mod:`quadrat_env.agents.safe_load`); ``trust=True`` lets SB3 unpickle
+        (``algo_of``). Model files are code: by default nothing in
+        the file is unpickled (``quadrat_env.agents.safe_load``); ``trust=True`` lets SB3 unpickle
         it as it is."""
         from quadrat_env.agents.safe_load import ALGOS, algo_of, load_model
 

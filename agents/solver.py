@@ -5,7 +5,7 @@
 The line replays through ``env.reset(options={"deck": deck})`` with the ID's default kwargs.
 
 * Games that search (Quadrat, Zudecken): the game's compiled depth-first search
-  (:mod:`quadrat_env.core.kernel`), running the same compiled rules as the envs, remembering the
+  (``quadrat_env.core.kernel``), running the same compiled rules as the envs, remembering the
   positions it has proven lost under the game's position key. For the four-slot games the slots
   are interchangeable (any subset can form a group; a refill only decides which slot a card lands
   in), so a position is (stock position, sorted upcards).

@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-#: The journal of the benchmark's last writes (:func:`quadrat_env.files.replace_all`), in the folder
+#: The journal of the benchmark's last writes (``quadrat_env.files.replace_all``), in the folder
 #: it writes to (the repository root with --update-docs); the next benchmark finishes a stopped one.
 JOURNAL = ".benchmark-journal.json"
 

@@ -3,7 +3,7 @@
 A checkpoint is one ``.npz`` file, written atomically, with no pickle in it (a run folder may come
 from anywhere, so resuming loads nothing that could run code): named arrays, and one JSON text
 that describes everything else. What goes in is each object's own plain state
-(:func:`capture`): numbers, strings, arrays, numpy random generators, and lists, tuples and dicts
+(``capture``): numbers, strings, arrays, numpy random generators, and lists, tuples and dicts
 of these; attributes of any other kind (spaces, rules, open files, wrapped envs) are left out,
 because the object rebuilt from the run's config already holds them.
 """
@@ -82,7 +82,7 @@ def capture(obj: Any, arrays: dict[str, np.ndarray], name: str, skip: tuple[str,
 
 
 def restore(obj: Any, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Set the attributes :func:`capture` stored back on ``obj`` (a newly built equal object)."""
+    """Set the attributes ``capture`` stored back on ``obj`` (a newly built equal object)."""
     for attr, value in state.items():
         setattr(obj, attr, _decode(value, arrays))
 
@@ -179,7 +179,7 @@ def save_imitation(path: Path, model: Any, settings: Any, rounds: list[dict[str,
 
 
 def resume_imitation(path: Path, model: Any, settings: Any) -> dict[str, Any]:
-    """Load :func:`save_imitation`'s checkpoint into ``model`` (and ``settings.labels_made``); its
+    """Load ``save_imitation``'s checkpoint into ``model`` (and ``settings.labels_made``); its
     meta (round, epoch, ...)."""
     import torch
 

@@ -1,8 +1,8 @@
-"""A learning curve for :mod:`quadrat_env.experiments.train`: validation win rate every N steps.
+"""A learning curve for ``quadrat_env.experiments.train``: validation win rate every N steps.
 
 Every ``eval_every`` environment steps the model being trained plays ``eval_deals`` validation deals
 (``seeds.VALIDATION``, never the benchmark's) deterministically, through the same evaluation loop as
-every agent (:func:`quadrat_env.agents.evaluate`, on the batched env), and one row goes to the CSV:
+every agent (``quadrat_env.agents.evaluate``, on the batched env), and one row goes to the CSV:
 steps, seconds since the start, win rate and its Wilson interval, illegal-action rate.
 """
 
@@ -25,7 +25,7 @@ FIELDS = ("steps", "seconds", "deals", "win_rate", "ci_low", "ci_high", "illegal
 
 class CurveCallback(BaseCallback):
     """Evaluate every ``settings.eval_every`` steps (and at the end); append to ``path``
-    (``settings``: a run's :class:`~quadrat_env.experiments.train.Settings`)."""
+    (``settings``: a run's ``Settings``)."""
 
     def __init__(self, settings: Any, path: Path, write: bool = True) -> None:
         super().__init__()

@@ -4,12 +4,12 @@
     python -m quadrat_env.experiments.grid ... --ray                 # a local Ray instance, --jobs CPUs
     python -m quadrat_env.experiments.grid ... --ray auto            # the Ray cluster this node belongs to
 
-Each run is :func:`quadrat_env.experiments.train.train` with the YAML entry of its env and algorithm
+Each run is ``quadrat_env.experiments.train.train`` with the YAML entry of its env and algorithm
 (``--timesteps`` overrides them all), on one torch thread, so the weights do not depend on where it
 ran. A worker returns the run folder's files (config, model, Monitor logs, curve, summary), and
 this process writes them under ``--out`` as ``train`` would: ``<out>/<algo>/<Name>-seed<k>``. So a
 cluster needs no shared disk. A summary table ends the run; ``--publish`` then copies the runs into
-``experiments/models/`` (:mod:`quadrat_env.experiments.publish`).
+``experiments/models/`` (``quadrat_env.experiments.publish``).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ RAY_MISSING = "--ray needs Ray: pip install 'quadrat-env[ray]' (or pip install r
 
 
 def add_ray_argument(parser: Any) -> None:
-    """``--ray [ADDRESS]`` on a command that runs its work through :func:`run_tasks`."""
+    """``--ray [ADDRESS]`` on a command that runs its work through ``run_tasks``."""
     parser.add_argument(
         "--ray",
         nargs="?",
@@ -96,7 +96,7 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int,
     """``fn(task)`` for each task, results in task order; on ``jobs`` processes when ``jobs > 1``,
     or as Ray tasks when ``ray`` is set (see the module docstring).
 
-    The first failure cancels what has not started and raises :class:`WorkerFailed` naming the task.
+    The first failure cancels what has not started and raises ``WorkerFailed`` naming the task.
     """
     if ray is not None:
         yield from _run_on_ray(fn, tasks, jobs, ray, describe)

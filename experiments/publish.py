@@ -56,7 +56,7 @@ def publish(run: Path, models: Path = MODELS) -> Path:
     return target
 
 
-#: The journal of an unfinished publish (:func:`quadrat_env.files.replace_all`).
+#: The journal of an unfinished publish (``quadrat_env.files.replace_all``).
 JOURNAL = ".publish-journal.json"
 
 

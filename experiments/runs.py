@@ -45,7 +45,7 @@ def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
 
 
 class RunInterrupted(Exception):
-    """SIGINT or SIGTERM arrived (see :func:`signals_as_exceptions`)."""
+    """SIGINT or SIGTERM arrived (see ``signals_as_exceptions``)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -64,7 +64,7 @@ def on_stop_signals(handle: Callable[[int, Any], None]) -> Iterator[None]:
 
 
 def signals_as_exceptions() -> contextlib.AbstractContextManager[None]:
-    """SIGTERM, like Ctrl-C, raises (:class:`RunInterrupted`) where the run is, so that ``finally``
+    """SIGTERM, like Ctrl-C, raises (``RunInterrupted``) where the run is, so that ``finally``
     blocks run (worker processes are stopped) and the caller can exit 130 or 143."""
 
     def handle(signum: int, frame: Any) -> None:

@@ -56,7 +56,7 @@ METHOD = "afterstate TD(0) from the reward"
 
 @dataclass
 class Settings:
-    """One TD run, typed; ``config.yml`` is :meth:`config`."""
+    """One TD run, typed; ``config.yml`` is ``config``."""
 
     env_id: str
     seed: int

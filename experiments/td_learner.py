@@ -1,6 +1,6 @@
-"""The afterstate TD(0) learner of :mod:`quadrat_env.experiments.td`: its state and its steps.
+"""The afterstate TD(0) learner of ``quadrat_env.experiments.td``: its state and its steps.
 
-Everything the run depends on is an attribute of :class:`Learner` that a checkpoint stores (the
+Everything the run depends on is an attribute of ``Learner`` that a checkpoint stores (the
 network and optimiser, the batched env's state, the exploration generator, the afterstates waiting
 for their targets), so a resumed run continues exactly where the checkpoint was taken.
 """
@@ -28,7 +28,7 @@ FIELDS = ("moves", "seconds", "deals", "win_rate", "ci_low", "ci_high")
 
 
 class Learner:
-    """One TD run in progress (``settings``: :class:`quadrat_env.experiments.td.Settings`)."""
+    """One TD run in progress (``settings``: ``quadrat_env.experiments.td.Settings``)."""
 
     def __init__(self, settings: Any) -> None:
         self.check_network(settings)

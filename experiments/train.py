@@ -14,8 +14,8 @@ one and exits 130 / 143. A resumed run ends with the weights an uninterrupted on
 ``--eval-every STEPS`` plays ``--eval-deals`` validation deals (never the benchmark's) deterministically
 every STEPS steps and appends the win rate with its Wilson interval to ``curve.csv``: the learning
 curve. The YAML key ``features`` names the policy's features extractor (``features: zudecken``:
-:class:`quadrat_env.agents.zudecken.features.ZudeckenFeatures`); only the names studies register
-(:func:`quadrat_env.agents.networks.names`), nothing is imported by name from the YAML.
+``quadrat_env.agents.zudecken.features.ZudeckenFeatures``); only the names studies register
+(``quadrat_env.agents.networks.names``), nothing is imported by name from the YAML.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def load_hyperparams(algo: str, env_id: str, path: Path | None = None) -> dict[s
 class Settings:
     """One training run, typed: the run's own settings, and the algorithm's keyword arguments
     (``algo_kwargs``: everything else the YAML entry gives, passed to SB3 as they are). The run
-    folder's ``config.yml`` is :meth:`config`, flat and in the YAML's order, as rl-zoo3 writes it."""
+    folder's ``config.yml`` is ``config``, flat and in the YAML's order, as rl-zoo3 writes it."""
 
     env_id: str
     algo: str
@@ -85,7 +85,7 @@ class Settings:
     eval_every: int | None = None
     eval_deals: int = 2000
     algo_kwargs: dict[str, Any] = field(default_factory=dict)
-    #: The flat config's keys in their order (what :meth:`config` writes back).
+    #: The flat config's keys in their order (what ``config`` writes back).
     keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @classmethod

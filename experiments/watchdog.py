@@ -2,7 +2,7 @@
 
 ``python -m quadrat_env.experiments.watchdog PID`` notes, twice a second, every process descended
 from PID; once PID is gone (killed with SIGKILL, say), it kills the processes it last saw and exits.
-The Ray path of :mod:`quadrat_env.experiments.parallel` starts one beside a local Ray instance,
+The Ray path of ``quadrat_env.experiments.parallel`` starts one beside a local Ray instance,
 whose agent processes otherwise outlive a killed driver (they watch the raylet, which stays a
 zombie until it is reaped). Linux only (it reads /proc); elsewhere it exits at once.
 """

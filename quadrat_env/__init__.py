@@ -2,7 +2,7 @@
 
 ``import quadrat_env`` registers the environment IDs; ``gym.make("quadrat_env:quadrat_env/...")``
 works without importing first. Each game is one folder under ``quadrat_env/games/``, reached
-through the registry (:mod:`quadrat_env.registry`); new games join with :func:`register_game`.
+through the registry (``quadrat_env.registry``); new games join with ``register_game``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from quadrat_env.registry import GameSpec, env_ids, register_game, spec_for
 
 __version__ = "0.2.0"
 
-#: The built-in IDs (games registered later are in :func:`env_ids`).
+#: The built-in IDs (games registered later are in ``env_ids``).
 ENV_IDS: tuple[str, ...] = env_ids()
 
 __all__ = ["ENV_IDS", "GameSpec", "IllegalMove", "env_ids", "register_game", "spec_for"]

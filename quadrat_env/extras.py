@@ -5,8 +5,8 @@ frameworks come with extras (``pip install "quadrat-env[train]"`` and so on; fro
 ``pip install ".[train]"``). A command that reaches a missing one stops with one line naming the
 extra to install, never a traceback:
 
-* :func:`command` wraps a command's ``main``;
-* :func:`importing` guards a command module's own top-level imports (``python -m`` runs the module
+* ``command`` wraps a command's ``main``;
+* ``importing`` guards a command module's own top-level imports (``python -m`` runs the module
   itself, so its imports happen before ``main``).
 """
 
@@ -49,7 +49,7 @@ class MissingExtra(ImportError):
 
 
 def missing_extra(err: BaseException) -> MissingExtra | None:
-    """``err`` as a :class:`MissingExtra` if it is a missing optional package, else None."""
+    """``err`` as a ``MissingExtra`` if it is a missing optional package, else None."""
     if isinstance(err, MissingExtra):
         return err
     if not isinstance(err, ModuleNotFoundError) or not err.name:
@@ -112,7 +112,7 @@ def _silence_stdout() -> None:
 
 @contextlib.contextmanager
 def importing(module: str) -> Iterator[None]:
-    """Guard a command module's top-level imports: a missing extra raises :class:`MissingExtra`;
+    """Guard a command module's top-level imports: a missing extra raises ``MissingExtra``;
     when the module runs as a command (``module == "__main__"``), one line and exit status 1."""
     try:
         yield

@@ -1,8 +1,8 @@
 """Files written whole or not at all: a temporary file in the same folder, fsync, rename.
 
 Every file the package and its tools write (README sections, results, run folders, models, label
-files, ``--out`` files) goes through :func:`atomic_path`, :func:`atomic_open` or
-:func:`atomic_write`. A full disk, a size limit or a kill during the write leaves the old file
+files, ``--out`` files) goes through ``atomic_path``, ``atomic_open`` or
+``atomic_write``. A full disk, a size limit or a kill during the write leaves the old file
 as it was (and at worst a ``.*.tmp*`` file beside it); a rename within one folder is atomic on
 POSIX file systems.
 """
@@ -87,7 +87,7 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> None:
 
 def data_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
     """The files in ``folder`` matching ``pattern``, sorted, without hidden ones: a writer's
-    temporary files (``.name.tmpXXXX``, :func:`atomic_path`) are not data, whole or half-written."""
+    temporary files (``.name.tmpXXXX``, ``atomic_path``) are not data, whole or half-written."""
     return sorted(p for p in Path(folder).glob(pattern) if not p.name.startswith(".") and p.is_file())
 
 
@@ -102,7 +102,7 @@ class FolderBusy(ValueError):
 @contextlib.contextmanager
 def exclusive_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold ``folder`` (made if missing) for one run: a second run into it while the first holds it is
-    refused at once with :class:`FolderBusy`, so two runs never mix their files. The lock goes with
+    refused at once with ``FolderBusy``, so two runs never mix their files. The lock goes with
     the process (``flock``), however it ends."""
     import fcntl
 
@@ -120,17 +120,17 @@ def exclusive_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-#: Fault injection for the tests: with ``QUADRAT_ENV_KILL_AT=k`` the writer of :func:`replace_all`
+#: Fault injection for the tests: with ``QUADRAT_ENV_KILL_AT=k`` the writer of ``replace_all``
 #: dies (``os._exit``) right after its k-th step, as under ``kill -9``.
 _KILL_AT = "QUADRAT_ENV_KILL_AT"
 
 
 def replace_all(changes: dict[Path, bytes | None], journal: str | os.PathLike[str]) -> None:
     """Replace several files as one change: afterwards all are new, or, if the writer was stopped at
-    any point, all old once :func:`finish` has run (every writer calls it first). ``None`` deletes
+    any point, all old once ``finish`` has run (every writer calls it first). ``None`` deletes
     a file. Steps: a journal in state "writing" names each change's temporary file; each new file
     is written whole beside its target; the journal turns "renaming"; the renames and deletions;
-    the journal goes. :func:`finish` rolls a "writing" journal back, a "renaming" one forward."""
+    the journal goes. ``finish`` rolls a "writing" journal back, a "renaming" one forward."""
     import json
 
     journal = Path(journal)
@@ -152,7 +152,7 @@ def replace_all(changes: dict[Path, bytes | None], journal: str | os.PathLike[st
 
 
 def finish(journal: str | os.PathLike[str]) -> None:
-    """Complete or undo a :func:`replace_all` that was stopped (nothing to do if none was)."""
+    """Complete or undo a ``replace_all`` that was stopped (nothing to do if none was)."""
     import json
 
     journal = Path(journal)

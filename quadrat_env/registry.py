@@ -1,8 +1,8 @@
 """The registry of games: each game's facts, reached by env ID (OpenSpiel's ``GameType`` role).
 
 Code outside a game's folder never asks for a game by name or type; it asks the registry for the
-game's :class:`GameSpec`, and for an ID's rules with :func:`rules_for` (no env is made). A new
-patience joins through :func:`register_game`, which also registers its IDs with Gymnasium::
+game's ``GameSpec``, and for an ID's rules with ``rules_for`` (no env is made). A new
+patience joins through ``register_game``, which also registers its IDs with Gymnasium:
 
     register_game(GameSpec(name="Toy", rules=toy_rules, env_class=ToyEnv,
                            vector_env_class=ToyVectorEnv, ids={"toy/Toy-v0": {}},
@@ -73,7 +73,7 @@ def register_game(spec: GameSpec) -> None:
 
 
 def unregister_game(spec: GameSpec) -> None:
-    """Undo :func:`register_game` (its IDs leave this registry and Gymnasium's): for a game
+    """Undo ``register_game`` (its IDs leave this registry and Gymnasium's): for a game
     registered for a while only, as a test registers its toy game."""
     for env_id in spec.ids:
         if _GAMES.get(env_id) is spec:

@@ -1,6 +1,6 @@
 """Train stable-baselines3 / sb3-contrib directly on a native batched env.
 
-SB3 does not take Gymnasium vector envs; :class:`SB3VecEnv` presents one as SB3's ``VecEnv``:
+SB3 does not take Gymnasium vector envs; ``SB3VecEnv`` presents one as SB3's ``VecEnv``:
 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import VecMonitor
@@ -34,7 +34,7 @@ _STEP_KEYS = tuple(k for k in INFO_KEYS if k != "action_mask")  # masks come via
 
 
 class SB3VecEnv(VecEnv):
-    """SB3's ``VecEnv`` interface over a :class:`~quadrat_env.core.vector.PatienceVectorEnv`."""
+    """SB3's ``VecEnv`` interface over a ``PatienceVectorEnv``."""
 
     def __init__(self, venv: PatienceVectorEnv) -> None:
         if not isinstance(venv, PatienceVectorEnv):
@@ -115,7 +115,7 @@ class SB3VecEnv(VecEnv):
 class VecMaskObservation(VecEnvWrapper):
     """The legal-action mask appended to the observation, for a policy without action masking
     (plain PPO) that should learn legality from what it sees. Any SB3 ``VecEnv`` whose envs have
-    ``action_masks()`` (``DummyVecEnv`` over ``gym.make`` envs, :class:`SB3VecEnv`)."""
+    ``action_masks()`` (``DummyVecEnv`` over ``gym.make`` envs, ``SB3VecEnv``)."""
 
     def __init__(self, venv: VecEnv) -> None:
         n = int(venv.action_space.n)  # type: ignore[attr-defined]

@@ -80,7 +80,7 @@ class ActionMaskObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
 
 
 class VectorActionMaskObservation(VectorWrapper):
-    """:class:`ActionMaskObservation` for a vector env (the batched env or Gymnasium's own)."""
+    """``ActionMaskObservation`` for a vector env (the batched env or Gymnasium's own)."""
 
     def __init__(self, env: VectorEnv, observation_key: str = "observations", mask_key: str = "action_mask",
                  mask_dtype: Any = np.float32) -> None:  # fmt: skip
@@ -111,7 +111,7 @@ class VectorActionMaskObservation(VectorWrapper):
 
 
 class MaskInObservation(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """The flat observation with the legal-action mask appended (:func:`mask_observation_space`): the
+    """The flat observation with the legal-action mask appended (``mask_observation_space``): the
     single-env form of ``quadrat_env.sb3.VecMaskObservation``, for plain PPO trained with
     ``observe_mask`` outside ``experiments.train`` (rl-zoo3's ``env_wrapper``)."""
 
@@ -145,5 +145,5 @@ def sees_mask(shape: tuple[int, ...], env: gym.Env) -> bool:
 
 
 def observe_mask(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """``obs`` (one or a batch) with its mask appended, as :func:`mask_observation_space` lays out."""
+    """``obs`` (one or a batch) with its mask appended, as ``mask_observation_space`` lays out."""
     return np.concatenate([obs, np.asarray(masks, dtype=np.float32)], axis=-1).astype(np.float32)

@@ -2,7 +2,7 @@
 
     python -m scripts.reference_search Zudecken --deals 200    # from the repository root
 
-:class:`ReferenceSearch` runs over the tests' reference rules (``slots/reference.py``), so it
+``ReferenceSearch`` runs over the tests' reference rules (``slots/reference.py``), so it
 shares no code with the compiled search: the tests use it as the oracle of the compiled search, and
 this command times the two and checks that they decide every deal alike (four-slot games).
 """

@@ -15,11 +15,11 @@ unseen ``U``, and its value under optimal play is
 Values are memoised under the game's symmetry: matching only asks whether two cards share a suit or
 a rank, so renaming suits or ranks changes no value. A position is a grid of 4 suits x n ranks,
 each cell covered, up or unseen; its key is the least, over the 24 orders of the suits, of its rank
-columns sorted (rank renamings are the column orders; :mod:`~quadrat_env.agents.zudecken.exact_key`). A
+columns sorted (rank renamings are the column orders; ``exact_key``). A
 mean is summed from its least term up, so a value does not depend on which cards stood for its
 class when it was first reached.
 
-A whole solve runs one search a core, all over one memo (:mod:`~quadrat_env.agents.zudecken.exact_memo`):
+A whole solve runs one search a core, all over one memo (``exact_memo``):
 each takes the moves and draws in its own rotation, and uses what the others have memoised, so
 the cores share the work without dividing it up in advance; they find the same values to the bit.
 
@@ -111,9 +111,9 @@ def legal_groups(table, n, max_group, out):  # noqa: ANN001, ANN201
 @numba.njit(nogil=True)
 def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
     """The value of a position; -1.0 once the search is stopped (the memo is full, or another
-    thread is done). ``me``: the rules and this thread (:data:`RULES`); ``keys``, ``vals``,
-    ``shared``: the memo (:mod:`~quadrat_env.agents.zudecken.exact_memo`); ``iwork[depth]`` and
-    ``fwork[depth]`` hold this call's working arrays (:data:`WORK`), so that a call allocates
+    thread is done). ``me``: the rules and this thread (``RULES``); ``keys``, ``vals``,
+    ``shared``: the memo (``exact_memo``); ``iwork[depth]`` and
+    ``fwork[depth]`` hold this call's working arrays (``WORK``), so that a call allocates
     nothing."""
     if load(shared, STOP, None):
         return -1.0
@@ -219,7 +219,7 @@ def code_fingerprint() -> str:
 class ExactSolver:
     """Optimal values of Zudecken positions for a pack of 4 suits x ``n_ranks`` ranks (card
     ``suit * n_ranks + rank``; with 13 ranks, the env's card numbers). Values are memoised. A whole
-    solve (:meth:`win_rate`) runs ``threads`` searches over one memo (default: one a usable core)."""
+    solve (``win_rate``) runs ``threads`` searches over one memo (default: one a usable core)."""
 
     def __init__(self, n_ranks: int = 13, win: str = "cleared", cover: str = "groups",
                  symmetric: bool = True, threads: int | None = None) -> None:  # fmt: skip
@@ -317,13 +317,13 @@ class ExactSolver:
 
     def afterstates(self) -> tuple[np.ndarray, np.ndarray]:
         """The memoised positions with at most two upcards (where every move leads, and the start):
-        their keys and values, enough for every later move choice (:meth:`preload`)."""
+        their keys and values, enough for every later move choice (``preload``)."""
         up, _ = key_cells(self.keys, self.n, self.symmetric)
         keep = (self.keys[:, 0] != -1) & (up <= 2)
         return self.keys[keep], self.vals[keep]
 
     def preload(self, keys: np.ndarray, values: np.ndarray) -> None:
-        """Memoise positions given by their keys (from :meth:`afterstates` of a solver of the same
+        """Memoise positions given by their keys (from ``afterstates`` of a solver of the same
         pack and rules) and values."""
         while (self.positions + len(keys)) * 4 > self.keys.shape[0] * 3:
             self._grow()

@@ -68,7 +68,7 @@ def columns(table, unseen, n):  # noqa: ANN001, ANN201
 
 @jit
 def columns_into(table, unseen, n, base):  # noqa: ANN001, ANN201
-    """:func:`columns` into ``base``."""
+    """``columns`` into ``base``."""
     for r in range(n):
         code, weight = 0, 1
         for s in range(SUITS):
@@ -88,7 +88,7 @@ def canonical_key(base):  # noqa: ANN001, ANN201
 
 @jit
 def key_into(base, sig, cols):  # noqa: ANN001, ANN201
-    """:func:`canonical_key` with its working arrays given (the search allocates nothing a call)."""
+    """``canonical_key`` with its working arrays given (the search allocates nothing a call)."""
     n = base.shape[0]
     # Only orders that sort the suits by how many up and unseen cards they hold need be tried:
     # those counts move with the suits, so the least over these orders is a key all the same.

@@ -19,7 +19,7 @@ unseen ranks        13     unseen cards per rank / 4
 ==================  =====  ======================================================
 
 It is used through ``policy_kwargs={"features_extractor_class": ZudeckenFeatures}``; configs name it
-(``features: zudecken``) and :func:`policy_kwargs_with` resolves the name. A model saved with it loads
+(``features: zudecken``) and ``policy_kwargs_with`` resolves the name. A model saved with it loads
 with ``MaskablePPO.load`` wherever ``quadrat_env`` is installed.
 """
 
@@ -86,7 +86,7 @@ MOVE_EXTRA = len(GROUPS) * 5
 
 
 class ZudeckenMoveFeatures(ZudeckenFeatures):
-    """:class:`ZudeckenFeatures` plus, per group move, what the table keeps after it (the cards it
+    """``ZudeckenFeatures`` plus, per group move, what the table keeps after it (the cards it
     does not take away), so the network need not work that out for each move from the slots:
 
     ======================  ========================================================================
@@ -160,15 +160,15 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
     slots are all alike). So one network ``V(kept, unseen)`` scores every move, learning from all
     moves of all decisions at once, on the suit-by-rank grid (4 x 13; 4 x 8 for the 32-card pack)
     with 4 channels per card: unseen, kept, stock size / its largest (48; 28), kept upcards / 4;
-    ``layers`` residual :class:`SuitRankLayer` layers of ``channels`` channels (default 4 of 32),
+    ``layers`` residual ``SuitRankLayer`` layers of ``channels`` channels (default 4 of 32),
     then the grid's mean and the kept cards' sum into a ``hidden``-unit head (default 64). Its
     weights do not depend on the pack's size.
 
     Output (12 features, the move logits): entry ``m`` < 11 is ``V`` after move ``m`` when group
     ``m`` can be covered (every card in it matches another in suit or rank), else
-    :data:`UNSCORED`, as is entry 11 ("end"). Use it with ``net_arch=[]`` and the action net set
-    to pass the scores through (:func:`quadrat_env.agents.networks.scores_as_logits`). It is an
-    afterstate network (``scored_moves``, ``afterstates``, ``value``): :mod:`quadrat_env.experiments.td`
+    ``UNSCORED``, as is entry 11 ("end"). Use it with ``net_arch=[]`` and the action net set
+    to pass the scores through (``quadrat_env.agents.networks.scores_as_logits``). It is an
+    afterstate network (``scored_moves``, ``afterstates``, ``value``): ``quadrat_env.experiments.td``
     learns it from the reward alone.
     """
 
@@ -208,7 +208,7 @@ class ZudeckenAfterstates(BaseFeaturesExtractor):
         return (partner | (self.member == 0)).all(-1)
 
     def scored_moves(self, observations: torch.Tensor) -> torch.Tensor:
-        """(n, 12) bool: the moves :meth:`forward` scores with :meth:`value` (the coverable groups)."""
+        """(n, 12) bool: the moves ``forward`` scores with ``value`` (the coverable groups)."""
         up = observations[:, self.upcards].reshape(-1, NUM_SLOTS, self.pack)
         return torch.nn.functional.pad(self.coverable(up), (0, 1))  # "end" is never scored
 
@@ -253,9 +253,9 @@ OLD_MOVES = _old_moves()
 
 
 def random_renaming(n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` random renamings for :func:`relabel`: ``cards[k, c]`` is the old card that new card ``c``
+    """``n`` random renamings for ``relabel``: ``cards[k, c]`` is the old card that new card ``c``
     is (suits renamed among themselves, ranks among themselves), ``order[k]`` a row of
-    :data:`SLOT_ORDERS` (new slot ``i`` shows old slot ``SLOT_ORDERS[order[k], i]``)."""
+    ``SLOT_ORDERS`` (new slot ``i`` shows old slot ``SLOT_ORDERS[order[k], i]``)."""
     suits = torch.rand(n, 4, generator=generator).argsort(1)
     ranks = torch.rand(n, 13, generator=generator).argsort(1)
     cards = (suits[:, :, None] * 13 + ranks[:, None, :]).reshape(n, PACK)
@@ -264,7 +264,7 @@ def random_renaming(n: int, generator: torch.Generator) -> tuple[torch.Tensor, t
 
 def relabel(obs: torch.Tensor, masks: torch.Tensor, labels: torch.Tensor, cards: torch.Tensor,
             order: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
-    """Each decision as it looks with its suits, ranks and slots renamed (:func:`random_renaming`):
+    """Each decision as it looks with its suits, ranks and slots renamed (``random_renaming``):
     the same decision, so the same moves win. Zudecken's rules treat every suit alike, every rank
     alike (cards match by equality, never by order) and every slot alike (a move refills its
     slots with the same stock cards whichever slots they are), so imitation can train on renamed

@@ -1,11 +1,11 @@
-"""The optimal Zudecken player: each legal move's exact value from :mod:`quadrat_env.agents.zudecken.exact`.
+"""The optimal Zudecken player: each legal move's exact value from ``quadrat_env.agents.zudecken.exact``.
 
 The values every move choice needs (the positions after a move) are kept on disk once solved, in
 ``$QUADRAT_ENV_CACHE`` (default ``$XDG_CACHE_HOME/quadrat_env``, else ``~/.cache/quadrat_env``): the
 32-card table is 1.6M positions, 39 MB, read in about a second where solving it takes about 30 s
 on two cores.
 A cache file that cannot be read, is damaged or was written by other solver code is ignored with
-one :class:`~quadrat_env.core.jit.CacheWarning` and solved again; one that cannot be written costs
+one ``CacheWarning`` and solved again; one that cannot be written costs
 only the time.
 """
 
@@ -58,7 +58,7 @@ MAX_ROWS = 1 << 27
 
 
 def _check_headers(path: Path) -> None:
-    """Each array's header against the bytes its zip member holds and :data:`MAX_ROWS`, read before
+    """Each array's header against the bytes its zip member holds and ``MAX_ROWS``, read before
     ``np.load`` allocates what a (possibly forged) header claims."""
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
@@ -123,7 +123,7 @@ class OptimalAgent(Agent):
     value, the best one covered (ties within 1e-12 to the lowest action). Values are computed as play
     reaches them and kept. With ``cache`` (the default), the first decision solves the whole table
     (32 cards: 24.4M positions, ~30 s on two cores, 0.95 GB) and keeps what every later decision needs on disk
-    (:func:`cache_dir`), so later agents start from it in about a second; without, values are
+    (``cache_dir``), so later agents start from it in about a second; without, values are
     solved as play reaches them. Packs over ``max_ranks`` ranks a suit are refused."""
 
     name = "optimal"
@@ -185,7 +185,7 @@ class OptimalAgent(Agent):
         return out
 
     def move_values(self, observation: np.ndarray, mask: np.ndarray, moves: np.ndarray) -> np.ndarray:
-        """:meth:`action_values` for ``moves``, in their order ("end": 0)."""
+        """``action_values`` for ``moves``, in their order ("end": 0)."""
         values = self.action_values(observation, mask)
         return np.array([values.get(int(m), 0.0) for m in moves])
 
@@ -203,7 +203,7 @@ class OptimalAgent(Agent):
 
 
 def solvable(env_id: str, max_ranks: int = 8) -> bool:
-    """Whether :class:`OptimalAgent` plays ``env_id`` (a suit-or-rank game of at most ``max_ranks``
+    """Whether ``OptimalAgent`` plays ``env_id`` (a suit-or-rank game of at most ``max_ranks``
     ranks a suit)."""
     try:
         OptimalAgent(env_id, max_ranks=max_ranks, cache=False)

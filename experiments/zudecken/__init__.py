@@ -5,7 +5,7 @@ from typing import Any
 
 
 def readme_sections(result: dict[str, Any]) -> list[tuple[tuple[str, str], str]]:
-    """The README's headline table from a benchmark result (:mod:`.headline`)."""
+    """The README's headline table from a benchmark result (``.headline``)."""
     from quadrat_env.experiments.zudecken.headline import HEADLINE, headline
 
     return [(HEADLINE, headline(result))]

@@ -1,7 +1,7 @@
 """The README's headline: each Zudecken player's win rate beside the exact optimum where known.
 
 The benchmark (``--update-docs``) asks every study for its README sections
-(:func:`quadrat_env.experiments.studies.readme_sections`); this is Zudecken's.
+(``quadrat_env.experiments.studies.readme_sections``); this is Zudecken's.
 """
 
 from __future__ import annotations

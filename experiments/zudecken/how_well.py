@@ -4,7 +4,7 @@
     python -m quadrat_env.experiments.zudecken.how_well --update-docs
 
 Rows: random, largest-group greedy, the hand rule, the committed learned policies (each training
-seed), the planner at several sample budgets, and two upper bounds (:mod:`quadrat_env.agents.bounds`):
+seed), the planner at several sample budgets, and two upper bounds (``quadrat_env.agents.bounds``):
 the one-level bound (the first decision made from what the player sees, clairvoyant after it) and
 the clairvoyant solver (it knows the stock). Each row: deals, win rate, 95% interval (Wilson; for
 the one-level bound, whose per-deal values are fractions, the normal interval of the mean), and

@@ -20,7 +20,7 @@ can see" is what a sampling planner estimates. Each round:
    logit estimates P(the move wins | what the player sees)) and the value head to "the deal can
    still be won". The policy's argmax is then the move most likely to win.
 
-The policy network is :class:`quadrat_env.agents.zudecken.features.ZudeckenAfterstates` (default): one
+The policy network is ``quadrat_env.agents.zudecken.features.ZudeckenAfterstates`` (default): one
 network scores every legal move by the cards the table keeps and the cards still unseen after it,
 on the suit-by-rank grid, and those scores are the logits. ``--features zudecken`` (an MLP over the
 observation plus its suit, rank and pair-match structure), ``zudecken-moves`` or ``none`` (the bare
@@ -86,8 +86,8 @@ def fit(model: Any, data: dict, epochs: int, batch_size: int, lr: float, seed: i
     """Supervised steps on the policy and value (winnable). ``bce``: each legal move's logit learns
     P(the move still wins) on its own; ``softmax``: the legal moves' softmax learns the winning
     moves' shares (a ranking within each decision, not each move's level); ``ranked``: ``bce`` and
-    each decision's order (:func:`_rank_loss`). ``augment``: every batch with its suits, ranks and
-    slots renamed at random (:func:`~quadrat_env.agents.zudecken.features.relabel`).
+    each decision's order (``_rank_loss``). ``augment``: every batch with its suits, ranks and
+    slots renamed at random (``relabel``).
     ``lr_end``: the learning rate moves linearly from ``lr`` to it over the steps (default: constant)."""
     import torch
     from quadrat_env.agents.zudecken.features import random_renaming, relabel
@@ -146,8 +146,8 @@ def _loss(policy: Any, obs: Any, mask: Any, target: Any, loss_kind: str) -> Any:
 
 
 def _rank_loss(logits: Any, m: Any, target: Any) -> Any:
-    """Cross-entropy of the legal moves' softmax (logits times :data:`RANK_SCALE`) against the
-    softmax of their labels at :data:`RANK_TEMPERATURE`: the best moves' share is pushed up by how
+    """Cross-entropy of the legal moves' softmax (logits times ``RANK_SCALE``) against the
+    softmax of their labels at ``RANK_TEMPERATURE``: the best moves' share is pushed up by how
     much better they are. BCE alone fits each move's level, and a decision's moves often differ by
     far less than that fit's error; this term spends the network on the order within each
     decision, which is what play uses."""
@@ -265,7 +265,7 @@ def _with_round_labels(data: dict, r: int, model: Any, settings: Settings, run_d
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The command line: every :class:`Settings` option, then how the run is carried out."""
+    """The command line: every ``Settings`` option, then how the run is carried out."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in fields(Settings):
         if "help" not in f.metadata:

@@ -1,8 +1,8 @@
-"""The solver's labels for :mod:`quadrat_env.experiments.zudecken.imitate`: deals played, decisions labelled.
+"""The solver's labels for ``quadrat_env.experiments.zudecken.imitate``: deals played, decisions labelled.
 
 At every decision where some legal moves still win the deal and some do not, the observation, the
 mask and which moves win are recorded (the solver runs on the true deck; the network only sees the
-observation). How the deals are played is a :class:`Collection`; :func:`collect_parallel` shares
+observation). How the deals are played is a ``Collection``; ``collect_parallel`` shares
 the deals between worker processes (or Ray tasks) in chunks with generators of their own, so the
 labels do not depend on how many workers made them.
 """
@@ -42,10 +42,10 @@ class Collection:
     #: 0: label whether each move wins the true deal; N: the share of N sampled unseen orders in
     #: which it wins (what the planner estimates; the true order is not read).
     label_samples: int = 0
-    #: > 0: the behaviour network plays this many deals side by side (:func:`play_side_by_side`).
+    #: > 0: the behaviour network plays this many deals side by side (``play_side_by_side``).
     width: int = 0
     #: The game; and whether each move is labelled with its exact optimal value (the exact
-    #: solver's, :class:`quadrat_env.agents.zudecken.optimal.OptimalAgent`: packs of up to 32 cards).
+    #: solver's, ``quadrat_env.agents.zudecken.optimal.OptimalAgent``: packs of up to 32 cards).
     env_id: str = ENV_ID
     exact: bool = False
 
@@ -188,7 +188,7 @@ def _describe(task: _Task) -> str:
 
 def collect_parallel(model: Any, seeds: range, how: Collection, key: tuple[int, ...], jobs: int,
                      ray: str | None = None) -> dict[str, np.ndarray]:  # fmt: skip
-    """:func:`collect` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes (or Ray),
+    """``collect`` over ``seeds`` in chunks of ``CHUNK`` deals on ``jobs`` processes (or Ray),
     with a progress bar; chunk ``k`` uses the generator ``default_rng((*key, k))``, so the labels
     do not depend on ``jobs``."""
     from tqdm.auto import tqdm

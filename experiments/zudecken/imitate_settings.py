@@ -1,4 +1,4 @@
-"""The settings of an imitation run (:mod:`quadrat_env.experiments.zudecken.imitate`): one typed object whose
+"""The settings of an imitation run (``quadrat_env.experiments.zudecken.imitate``): one typed object whose
 fields with a help text are the command line's options."""
 
 from __future__ import annotations

@@ -3,12 +3,12 @@ information bound from above, each on the benchmark's held-out deals with its 95
 
     python -m quadrat_env.experiments.zudecken.optimum --jobs 2      # about 10 minutes on 2 cores
 
-The exact optimum (:mod:`quadrat_env.agents.zudecken.exact`) is computed up to 9 ranks a suit; 13 ranks are
+The exact optimum (``quadrat_env.agents.zudecken.exact``) is computed up to 9 ranks a suit; 13 ranks are
 out of its reach (see ``docs/research/zudecken.md``). What holds instead:
 
 * **Lower:** the optimum is at least any policy's win probability. The planner (the best policy
   measured) plays ``--deals`` held-out deals; the lower end of its Wilson 95% interval.
-* **Upper:** the one-level bound (:func:`quadrat_env.agents.bounds.one_level`): every player makes
+* **Upper:** the one-level bound (``quadrat_env.agents.bounds.one_level``): every player makes
   its first real decision from what it sees and can do no better than clairvoyance after it, so the
   bound is at least the optimum; its per-deal estimate (the best move's share of sampled unseen
   orders the clairvoyant solver still wins) is biased upward, never downward. The upper end of the

@@ -6,7 +6,7 @@ solver plays the pack (Zudecken32), against sampled estimates elsewhere.
     python -m quadrat_env.experiments.zudecken.regret --env Zudecken32 --agent greedy     # exact regrets
 
 With ``--env Zudecken32`` each legal move's value is its exact optimal win probability
-(:class:`quadrat_env.agents.zudecken.optimal.OptimalAgent`), so the regret (the best move's value minus the
+(``quadrat_env.agents.zudecken.optimal.OptimalAgent``), so the regret (the best move's value minus the
 chosen one's) is exact, and summed over a deal it is the share of a win the player's choices gave
 away in that deal. For 52 cards:
 

@@ -1,6 +1,6 @@
 """The Gymnasium adapter shared by every game: reset, step, masks, rewards and input checks.
 
-A game's environment subclasses :class:`PatienceEnv`, passes its :class:`~quadrat_env.core.rules.Rules`
+A game's environment subclasses ``PatienceEnv``, passes its ``Rules``
 and supplies its pictures (``draw_text`` and ``draw_rgb``) and its docstring, the spec. Each reset and
 step is one call of the game's compiled rules, which keep the state row, the observation and the mask
 up to date in place; everything else (and every error message) is common.

@@ -1,19 +1,19 @@
 """numba, the compiler every game's rules run through (a required dependency).
 
 Each game writes its rules once, as small functions over one state row (an int64 array) that
-numba compiles; :mod:`quadrat_env.core.kernel` builds every runtime path from them. Compiled code
+numba compiles; ``quadrat_env.core.kernel`` builds every runtime path from them. Compiled code
 is cached on disk, so only the first use on a machine compiles.
 
 The disk cache can only ever cost speed. numba's own cache (``cache=True``) stops the import when
 no folder is writable, raises on a full disk, raises on every run once a cache file is damaged,
 and keys each function by its own source file only, so a table compiled in from another module
-can go stale. :func:`jit` attaches :class:`SafeCache` instead, which
+can go stale. ``jit`` attaches ``SafeCache`` instead, which
 
 * falls back to compiling in memory, with one warning naming ``NUMBA_CACHE_DIR``, when no cache
   folder can be had or a cache file cannot be read or written (a damaged index is removed so the
   next run rewrites it);
 * keys every compiled function by a fingerprint of its module and name, its bytecode, its constants
-  and every global it reads, followed into the compiled functions it calls (:func:`fingerprint`):
+  and every global it reads, followed into the compiled functions it calls (``fingerprint``):
   any change to what is compiled in, from whichever module, or a move of the code to another
   module, selects a fresh cache entry.
 """
@@ -64,7 +64,7 @@ def _warn_once(what: str, err: BaseException) -> None:
 
 
 class SafeCache(FunctionCache):
-    """numba's per-function disk cache, keyed by :func:`fingerprint`, whose failures are warnings."""
+    """numba's per-function disk cache, keyed by ``fingerprint``, whose failures are warnings."""
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple:
         return (*super()._index_key(sig, codegen), fingerprint(self._py_func))

@@ -2,7 +2,7 @@
 
 A game supplies five functions over one state row ``s`` (int64), observation row ``o`` (float32),
 mask row ``m`` (int8) and its variant settings ``p`` (int64), each compiled with
-:func:`~quadrat_env.core.jit.jit`:
+``jit``:
 
 ==========================  ============================================================
 ``deal(s, deck, o, p)``     start the deal ``deck`` in ``s``; write its whole observation
@@ -21,7 +21,7 @@ A game whose state row ends in entries that never change after ``deal`` (the fou
 deck) passes ``mutable=`` the length of the row's changing prefix: the search then copies only
 that prefix from one depth to the next.
 
-:func:`build` turns them into the compiled loops that the single env, the batched env, the
+``build`` turns them into the compiled loops that the single env, the batched env, the
 solver and the planner call; so the rules exist once, and every path runs the same code.
 """
 
@@ -37,8 +37,8 @@ import numpy as np
 
 from quadrat_env.core.jit import fingerprint, jit
 
-#: An episode's bookkeeping row (int64), one per env, kept by :attr:`Kernel.act` and
-#: :attr:`Kernel.start`: steps since the deal, whether the episode has ended (terminated) or was cut
+#: An episode's bookkeeping row (int64), one per env, kept by ``Kernel.act`` and
+#: ``Kernel.start``: steps since the deal, whether the episode has ended (terminated) or was cut
 #: by the time limit (truncated), whether the last step won, was illegal, and the cards left.
 EP_ELAPSED, EP_TERMINATED, EP_TRUNCATED, EP_WON, EP_ILLEGAL, EP_CARDS = range(6)
 EP_SIZE = 6
@@ -64,19 +64,19 @@ class Kernel:
     #: ``start(s, deck, o, m, p, ep, cfg) -> bool``: deal, write the mask (only "end" if no move),
     #: zero the bookkeeping row ``ep``; False if there is no move and no "end" action.
     start: Callable[..., Any]
-    #: ``start_rows(rows, decks, S, O, M, p, EP, cfg) -> bool``: :attr:`start` per row.
+    #: ``start_rows(rows, decks, S, O, M, p, EP, cfg) -> bool``: ``start`` per row.
     start_rows: Callable[..., Any]
     #: ``act(s, a, o, m, p, ep, cfg, penalty) -> reward``: one env step of action ``a`` (any
     #: action in range): the legal check, an illegal action's penalty, "end", the play, the reward,
     #: the step count and time limit; ``ep`` gets the outcome. In "raise" mode an illegal action
     #: only sets ``ep[EP_ILLEGAL]`` and changes nothing else (the caller raises).
     act: Callable[..., Any]
-    #: ``act_rows(live, acts, S, O, M, p, EP, cfg, penalty, rewards) -> row or -1``: :attr:`act`
+    #: ``act_rows(live, acts, S, O, M, p, EP, cfg, penalty, rewards) -> row or -1``: ``act``
     #: for every live row. In "raise" mode it first looks for an illegal action: if one is found, it
     #: returns its row and steps nothing.
     act_rows: Callable[..., Any]
     #: ``solve_line(s, p, order, max_moves, line, memo) -> length or -1``: a winning line (or -1);
-    #: ``memo`` comes from :func:`new_memo` and may be reused from deal to deal.
+    #: ``memo`` comes from ``new_memo`` and may be reused from deal to deal.
     solve_line: Callable[..., Any] | None = None
     #: ``wins_after(S, moves, p, order, max_moves, wins, memo)``: ``wins[k, i]``, does move
     #: ``moves[i]`` still win the deal ``S[k]``? (One memo generation per deal, shared by its moves.)
@@ -127,7 +127,7 @@ def build(
 
 def _tag(names: dict[str, Any]) -> str:
     """A name for a game's compiled copies that changes whenever its rules' code or tables do
-    (:func:`~quadrat_env.core.jit.fingerprint`, which needs no source file)."""
+    (``fingerprint``, which needs no source file)."""
     h = hashlib.sha256()
     for name, fn in sorted(names.items()):
         h.update(name.encode())
@@ -224,7 +224,7 @@ MEMO_FILL = MEMO_SIZE * 3 // 4
 
 
 def new_memo() -> np.ndarray:
-    """A memo for :attr:`Kernel.solve_line` / :attr:`Kernel.wins_after`: rows [key, generation];
+    """A memo for ``Kernel.solve_line`` / ``Kernel.wins_after``: rows [key, generation];
     the last row holds the current generation, so starting a new deal is one increment, not a clear."""
     return np.zeros((MEMO_SIZE + 1, 2), dtype=np.int64)
 

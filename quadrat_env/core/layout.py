@@ -1,7 +1,7 @@
 """An observation declared once, as named pieces (as OpenSpiel's observers declare theirs).
 
 The env docstring's table, the compiled observation code, the planner, the features extractor and
-the pictures all read a game's observation through its :class:`Layout`, never through numbers of
+the pictures all read a game's observation through its ``Layout``, never through numbers of
 their own.
 """
 

@@ -1,10 +1,10 @@
 """The verbs every game offers, over readable states, computed by the game's compiled rules.
 
-A game's rules class subclasses :class:`Rules`: it names its compiled :class:`~quadrat_env.core.
-kernel.Kernel`, its variant settings (``params``) and its observation :class:`~quadrat_env.core.
-layout.Layout`, and converts between a readable state (an immutable named tuple, what people,
-tests and pictures use) and the int64 state row the compiled code works on. The verbs are then the
-same for every game, with no gymnasium and no random numbers: a game starts from a deck it is given.
+A game's rules class subclasses ``Rules``: it names its compiled ``Kernel``, its variant settings
+(``params``) and its observation ``Layout``, and converts between a readable state (an immutable
+named tuple, what people, tests and pictures use) and the int64 state row the compiled code works
+on. The verbs are then the same for every game, with no gymnasium and no random numbers: a game
+starts from a deck it is given.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class Rules(Generic[S]):
         raise NotImplementedError
 
     def greedy_batch(self, masks: np.ndarray) -> np.ndarray:
-        """:meth:`greedy` for a batch of masks (a game may do it faster as one array operation)."""
+        """``greedy`` for a batch of masks (a game may do it faster as one array operation)."""
         return np.array([self.greedy(m) for m in np.asarray(masks)], dtype=np.int64)
 
     def determinize(self, observation: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -77,7 +77,7 @@ class Rules(Generic[S]):
         raise NotImplementedError(f"{self.name} offers no determinization for the planner")
 
     def determinize_many(self, observation: np.ndarray, rng: np.random.Generator, count: int) -> np.ndarray:
-        """``count`` rows of :meth:`determinize` (drawn in turn from ``rng``), shape (count, state_size)."""
+        """``count`` rows of ``determinize`` (drawn in turn from ``rng``), shape (count, state_size)."""
         return np.stack([self.determinize(observation, rng) for _ in range(count)])
 
     # -- the verbs -----------------------------------------------------------------------------
@@ -97,7 +97,7 @@ class Rules(Generic[S]):
         return tuple(np.flatnonzero(mask).tolist())
 
     def play(self, state: S, move: int) -> S:
-        """The state after ``move``; raises :class:`IllegalMove` if it is not legal."""
+        """The state after ``move``; raises ``IllegalMove`` if it is not legal."""
         legal = self.legal_moves(state)
         if move not in legal:
             raise IllegalMove(f"{self.name}: move {move!r} is not legal now; legal moves: {list(legal)}")

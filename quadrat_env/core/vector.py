@@ -1,11 +1,11 @@
 """The batched adapter shared by every game: N deals stepped at once, one compiled pass per step.
 
-A game's batched env subclasses :class:`PatienceVectorEnv` and names its single-env class; the
+A game's batched env subclasses ``PatienceVectorEnv`` and names its single-env class; the
 deals are rows of one state array, stepped by the game's compiled rules (the same code the single
-env runs, :mod:`quadrat_env.core.kernel`). Seeding, autoreset, rewards, masks, infos and every
-input check are common, and mirror :class:`~quadrat_env.core.env.PatienceEnv` exactly: env ``i`` of
+env runs, ``quadrat_env.core.kernel``). Seeding, autoreset, rewards, masks, infos and every
+input check are common, and mirror ``PatienceEnv`` exactly: env ``i`` of
 a batch behaves step for step like a single env wrapped by ``gym.make`` (with its ``TimeLimit``)
-inside :class:`gymnasium.vector.SyncVectorEnv`. The tests check that.
+inside ``gymnasium.vector.SyncVectorEnv``. The tests check that.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
 
 
 def _autoreset_mode(mode: Any) -> AutoresetMode:
-    """An :class:`AutoresetMode`, or its value or name as a string (``"SameStep"``, ``"SAME_STEP"``)."""
+    """An ``AutoresetMode``, or its value or name as a string (``"SameStep"``, ``"SAME_STEP"``)."""
     if isinstance(mode, AutoresetMode):
         return mode
     for m in AutoresetMode:

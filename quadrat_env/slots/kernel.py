@@ -1,6 +1,6 @@
 """The compiled rules of the four-slot games (Quadrat, Quadrat52, Zudecken): one state row each.
 
-The readable version of the same rules is :mod:`quadrat_env.slots.reference`; the tests
+The readable version of the same rules is ``quadrat_env.slots.reference``; the tests
 play both side by side and require the same states, moves and observations.
 """
 

@@ -1,10 +1,10 @@
 """The readable reference rules of Quadrat and Zudecken, the test oracle of the compiled rules.
 
-The env, the batched env, the solver and the planner run :mod:`quadrat_env.slots.kernel`;
+The env, the batched env, the solver and the planner run ``quadrat_env.slots.kernel``;
 the tests play this module side by side with it and require the same states, moves and
 observations. Four upcards over a stock; a move takes away a group of matching upcards.
 
-Both games share this engine; how they differ is tabled in :mod:`quadrat_env.slots.rules`.
+Both games share this engine; how they differ is tabled in ``quadrat_env.slots.rules``.
 
 Each upcard taken away receives the next stock card, slots in ascending order; once the stock is
 used up the slot stays empty.
@@ -39,7 +39,7 @@ _MATCH = tuple(
 
 @dataclass(frozen=True)
 class SlotGame:
-    """One variant of the four-slot game; see :data:`QUADRAT`-style factories below."""
+    """One variant of the four-slot game; see ``QUADRAT``-style factories below."""
 
     name: str
     pack_size: int

@@ -1,7 +1,7 @@
 """The compiled rules of Quadrille: one state row per deal.
 
-The piles' rules are tables built from each pile's build sequence (:data:`PILE_RANKS`). The tests'
-oracle, :mod:`quadrat_env.games.quadrille.reference`, states the same rules independently (as
+The piles' rules are tables built from each pile's build sequence (``PILE_RANKS``). The tests'
+oracle, ``quadrat_env.games.quadrille.reference``, states the same rules independently (as
 arithmetic on ranks); the tests play both side by side and require the same states, moves and
 observations.
 """

@@ -1,8 +1,8 @@
 """The readable reference rules of Quadrille (Captive Queens), the test oracle of the compiled rules.
 
-The env, the batched env and the agents run :mod:`quadrat_env.games.quadrille.kernel`, whose tables
+The env, the batched env and the agents run ``quadrat_env.games.quadrille.kernel``, whose tables
 are built from each pile's sequence of ranks; this module states the rules again, independently, as
-arithmetic on ranks (:func:`accepts`, :func:`pile_size`). No production module imports it; the tests
+arithmetic on ranks (``accepts``, ``pile_size``). No production module imports it; the tests
 play it side by side with the compiled rules and require the same states, moves and observations.
 
 Twelve piles, all empty at the start; the whole deck is the hand. A deal turns the top card of the
