@@ -48,3 +48,19 @@ def test_the_python_examples_of_a_page_run(page, tmp_path):
         [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
     )
     assert out.returncode == 0, out.stderr[-3000:]
+
+
+def test_the_api_contents_name_each_entry_once(tmp_path):
+    import re
+
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    command = [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(tmp_path / "site")]
+    subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=True)
+    html = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
+    html = html[html.rindex("md-nav--secondary") :]  # the side bar's contents (the menu repeats them)
+    entries = re.findall(
+        r'<a href="#[^"]*" class="md-nav__link">\s*<span class="md-ellipsis">\s*([^<]+?)\s*</span>', html
+    )
+    pairs = list(zip(entries, entries[1:], strict=False))
+    assert entries and not [a for a, b in pairs if a.lower() == b.lower()], entries  # "Rules", "Rules"
+    assert entries.count("registry") <= 1, entries  # two modules of one name, told apart
