@@ -14,18 +14,45 @@ import numpy as np  # noqa: E402
 
 from quadrat_env.files import atomic_path, data_files
 
+#: How a learned row's label says what it learned from, where that is not the reward.
+_FROM = {"a clairvoyant solver's labels": "imitating solver labels", "exact values": "imitating exact values"}
+
+
+def _label(row: dict[str, Any]) -> str:
+    if "train_seed" not in row:
+        return row["agent"]
+    how = row.get("learned_from")
+    if how is None:  # a result written before rows said how they learned: from the committed configs
+        from quadrat_env.experiments.benchmark import MODELS, learned_from
+
+        how = learned_from(MODELS, row["env_id"], row["algo"], row["train_seed"])
+    return f"{row['agent']} s{row['train_seed']}" + (f", {_FROM[how]}" if how in _FROM else "")
+
+
+#: Panels a row in the win-rate grid: two stay legible at the docs' width (about 800 px).
+COLUMNS = 2
+
 
 def win_rates(result: dict[str, Any], path: Path) -> None:
+    """One panel per env in a grid of :data:`COLUMNS`, each agent's win rate with its interval and,
+    where known, the exact optimum as a dashed line."""
     envs = list(dict.fromkeys(r["env_id"] for r in result["rows"]))
-    fig, axes = plt.subplots(1, len(envs), figsize=(4.2 * len(envs), 4), squeeze=False)
-    for ax, env_id in zip(axes[0], envs, strict=True):
+    nrows = -(-len(envs) // COLUMNS)
+    fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(envs) :]:
+        ax.set_visible(False)
+    for ax, env_id in zip(axes.flat, envs, strict=False):
         rows = [r for r in result["rows"] if r["env_id"] == env_id]
-        labels = [r["agent"] + (f" s{r['train_seed']}" if "train_seed" in r else "") for r in rows]
+        optimum = next((r["exact_optimum"] for r in rows if "exact_optimum" in r), None)
+        if optimum is not None:
+            ax.axvline(optimum * 100, color="tab:red", ls="--", lw=1.2, label=f"exact optimum {optimum:.2%}")
+            ax.legend(fontsize=8, loc="upper right")
+        labels = [_label(r) for r in rows]
         rates = np.array([r["win_rate"] for r in rows]) * 100
         err = np.array([[r["win_rate"] - r["ci_low"], r["ci_high"] - r["win_rate"]] for r in rows]).T * 100
         err = np.clip(err, 0.0, None)  # matplotlib refuses negative error bars
         ax.barh(range(len(rows)), rates, xerr=err, color="tab:green", ecolor="black", capsize=3)
-        ax.set_yticks(range(len(rows)), labels, fontsize=8)
+        ax.set_yticks(range(len(rows)), labels, fontsize=9)
         ax.invert_yaxis()
         ax.set_xlabel("win rate, % (95% Wilson CI)")
         ax.set_title(env_id.split("/")[-1])
