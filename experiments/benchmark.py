@@ -284,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     _check(p, args)
+    import stable_baselines3  # noqa: F401  (the 'train' extra: if missing, one line before any folder is made)
+
     if args.out is None:  # a new folder each run: the committed results/ change only when asked
         args.out = Path("runs") / "benchmark" / time.strftime("%Y%m%d-%H%M%S")
     try:

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from quadrat_env.agents.networks import actor_critic_kwargs, pass_scores_through
 from quadrat_env.experiments import checkpoint
 
 from quadrat_env import seeds
@@ -267,8 +268,6 @@ def _new_model(settings: Settings, venv: Any, run_dir: Path) -> Any:
     if init is not None:
         model.policy.load_state_dict(init.policy.state_dict())
         _scale_logits(model.policy, float(settings.init_logit_scale))
-    from quadrat_env.agents.networks import pass_scores_through
-
     pass_scores_through(model.policy, fresh=init is None)
     return model
 
@@ -290,8 +289,6 @@ def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     model.set_env(venv, force_reset=False)
     model.tensorboard_log = str(keeper.run_dir / "tb")
     checkpoint.restore(model, meta["model"], arrays)
-    from quadrat_env.agents.networks import pass_scores_through
-
     pass_scores_through(model.policy, fresh=False)
     for obj, state in zip(checkpoint.env_objects(venv), meta["env"], strict=True):
         checkpoint.restore(obj, state, arrays)
@@ -320,8 +317,6 @@ def _scale_logits(policy: Any, scale: float) -> None:
 
 
 def _policy_kwargs(settings: Settings) -> dict[str, Any]:
-    from quadrat_env.agents.networks import actor_critic_kwargs
-
     return actor_critic_kwargs(settings.features, settings.algo_kwargs.get("policy_kwargs"))
 
 

@@ -134,6 +134,7 @@ def replace_all(changes: dict[Path, bytes | None], journal: str | os.PathLike[st
     import json
 
     journal = Path(journal)
+    journal.parent.mkdir(parents=True, exist_ok=True)
     finish(journal)
     plan = [(str(target), None if data is None else str(target.with_name(f".{target.name}.pending")))
             for target, data in changes.items()]  # fmt: skip
