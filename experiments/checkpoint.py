@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from quadrat_env.files import atomic_open, data_files
+from quadrat_env.files import atomic_open, data_files, load_npz
 
 VERSION = 1
 
@@ -117,8 +117,7 @@ def save(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Non
 def load(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """A checkpoint's JSON and arrays (``ValueError`` if the file is not one)."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            arrays = {k: saved[k] for k in saved.files}
+        arrays = load_npz(path)  # headers checked before anything is allocated
         meta = json.loads(str(arrays.pop("__meta__")))
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
         raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None

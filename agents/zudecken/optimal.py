@@ -24,7 +24,7 @@ from quadrat_env.agents.base import Agent
 from quadrat_env.agents.zudecken.exact import ExactSolver, code_fingerprint
 
 from quadrat_env.core.jit import CacheWarning
-from quadrat_env.files import atomic_open
+from quadrat_env.files import atomic_open, load_npz
 from quadrat_env.registry import rules_for
 
 CACHE_FORMAT = 1
@@ -52,37 +52,12 @@ def _digest(keys: np.ndarray, values: np.ndarray) -> str:
     return hashlib.sha256(keys.tobytes() + values.tobytes()).hexdigest()
 
 
-#: The most positions a kept table may hold (the 32-card table keeps about 10^7): a header claiming
-#: more is refused before any memory is allocated for it.
-MAX_ROWS = 1 << 27
-
-
-def _check_headers(path: Path) -> None:
-    """Each array's header against the bytes its zip member holds and ``MAX_ROWS``, read before
-    ``np.load`` allocates what a (possibly forged) header claims."""
-    with zipfile.ZipFile(path) as archive:
-        for info in archive.infolist():
-            if not info.filename.endswith(".npy"):
-                continue
-            with archive.open(info) as f:
-                major, _ = np.lib.format.read_magic(f)
-                read = (
-                    np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
-                )
-                shape, _, dtype = read(f)
-                body = info.file_size - f.tell()
-            need = int(np.prod(shape, dtype=object)) * dtype.itemsize
-            if (shape and shape[0] > MAX_ROWS) or need > body:
-                raise ValueError(f"{info.filename} claims shape {shape} ({need:,} bytes); it holds {body:,}")
-
-
 def load_table(solver: ExactSolver, path: Path) -> bool:
     """Memoise the values kept in ``path``; False (with a warning if the file is there but unusable)
     if there are none to use."""
     try:
-        _check_headers(path)
-        with np.load(path, allow_pickle=False) as f:
-            keys, values, stamp, digest = f["keys"], f["values"], str(f["stamp"]), str(f["digest"])
+        f = load_npz(path)  # headers checked before anything is allocated
+        keys, values, stamp, digest = f["keys"], f["values"], str(f["stamp"]), str(f["digest"])
         if stamp != _stamp(solver):
             raise ValueError("written by other solver code or for other rules")
         if (

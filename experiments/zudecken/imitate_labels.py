@@ -23,7 +23,7 @@ import numpy as np
 from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.parallel import run_tasks
 
-from quadrat_env.files import atomic_open, atomic_write
+from quadrat_env.files import atomic_open, atomic_write, load_npz
 
 ENV_ID = "quadrat_env/Zudecken-v0"
 CHUNK = 2500  # deals per collection task; each task has its own generator, so --jobs never matters
@@ -211,9 +211,9 @@ def shared_labels(path: Path, deals: range, how: Collection, seed: int, jobs: in
     made = {"deals": [deals.start, deals.stop], "epsilon": how.epsilon, "label_samples": how.label_samples}
     if path.is_file():
         try:
-            with np.load(path) as saved:
-                found = json.loads(str(saved["how"]))
-                labels = {k: saved[k] for k in KEYS}
+            saved = load_npz(path)  # headers checked before anything is allocated
+            found = json.loads(str(saved["how"]))
+            labels = {k: saved[k] for k in KEYS}
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
             # a damaged file is a lost cache, not a lost result: the labels are made again
             print(f"imitate: {path} cannot be read ({type(err).__name__}: {err}); making the labels again",
@@ -234,8 +234,8 @@ def save_labels(path: Path, data: dict[str, np.ndarray], **extra: Any) -> None:
 
 
 def read_labels(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as saved:
-        return {k: saved[k] for k in KEYS}
+    saved = load_npz(path)
+    return {k: saved[k] for k in KEYS}
 
 
 def joined(data: dict[str, np.ndarray], new: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

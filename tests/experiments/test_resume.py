@@ -93,3 +93,25 @@ def test_sigterm_saves_a_checkpoint_and_exits_143(tmp_path):
     assert proc.returncode == 143, err[-2000:]
     assert "stopped by SIGTERM" in err and "--resume" in err and "Traceback" not in err
     assert (run / "checkpoint.npz").is_file()
+
+
+def test_a_checkpoint_with_a_forged_header_is_refused_before_any_allocation(tmp_path):
+    """A checkpoint's array header claiming 10^11 rows: one ValueError, not a 1.6 TB allocation."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    checkpoint.save(tmp_path / "c.npz", {"steps": 1}, {"weights": np.zeros((4, 2))})
+    with zipfile.ZipFile(tmp_path / "c.npz") as z:
+        members = {name: z.read(name) for name in z.namelist()}
+    forged = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        forged, {"descr": "<f8", "fortran_order": False, "shape": (10**11, 2)}
+    )
+    members["weights.npy"] = forged.getvalue() + np.zeros((4, 2)).tobytes()
+    with zipfile.ZipFile(tmp_path / "c.npz", "w") as z:
+        for name, body in members.items():
+            z.writestr(name, body)
+    with pytest.raises(ValueError, match="not a readable checkpoint.*claims shape"):
+        checkpoint.load(tmp_path / "c.npz")
