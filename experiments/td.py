@@ -63,13 +63,13 @@ class Settings:
     n_moves: int
     #: The afterstate network, by the name its study registers (the game's YAML entry gives it).
     features: str
-    n_envs: int = 1024
+    n_envs: int = 256
     #: The network's size (the features extractor's keyword arguments).
     features_kwargs: dict[str, Any] = field(default_factory=dict)
     learning_rate: float = 1e-3
     #: The learning rate falls linearly from learning_rate to this over the run.
     learning_rate_end: float = 1e-4
-    batch_size: int = 4096
+    batch_size: int = 512
     epsilon_start: float = 0.1
     epsilon_end: float = 0.02
     eval_every: int = 1_000_000
