@@ -46,7 +46,7 @@ from quadrat_env.registry import short_name as env_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.runs import check_resumable, claim_run_dir, on_stop_signals
+    from quadrat_env.experiments.runs import on_stop_signals, open_run_dir
     from quadrat_env.experiments.td_learner import FIELDS, Learner
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td.yml"
@@ -202,10 +202,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Sett
         settings.env_seeds()  # refuses seeds that reach other deals
         Learner.check_network(settings)
         run_dir = args.out / "td" / f"{env_name(args.env)}-seed{args.seed}"
-        if args.resume:
-            check_resumable(run_dir, settings.config(), CHECKPOINT)
-        else:
-            claim_run_dir(run_dir, args.overwrite)
+        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite)
     except ValueError as err:
         p.error(str(err))
     return settings, run_dir

@@ -43,7 +43,7 @@ from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
-    from quadrat_env.experiments.runs import check_resumable, claim_run_dir, on_stop_signals
+    from quadrat_env.experiments.runs import on_stop_signals, open_run_dir
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
@@ -362,10 +362,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Sett
         _policy_kwargs(settings)  # a bad features name fails here, before any training
         seeds.rl_training(args.seed, settings.n_envs)  # refuses seeds that reach other deals
         run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
-        if args.resume:
-            check_resumable(run_dir, settings.config(), CHECKPOINT)
-        else:
-            claim_run_dir(run_dir, args.overwrite)
+        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite)
     except ValueError as err:
         p.error(str(err))
     return settings, run_dir
