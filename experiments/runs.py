@@ -48,7 +48,7 @@ def open_run_dir(
     run_dir: Path, config: dict[str, Any], checkpoint: str, resume: bool, overwrite: bool
 ) -> None:
     """A run's folder before any work: ``--resume`` checks it holds an unfinished run of exactly
-    ``config`` (:func:`check_resumable`); otherwise it is claimed for a new run (:func:`claim_run_dir`)."""
+    ``config`` (``check_resumable``); otherwise it is claimed for a new run (``claim_run_dir``)."""
     if resume:
         check_resumable(run_dir, config, checkpoint)
     else:
