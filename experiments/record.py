@@ -12,8 +12,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
-from quadrat_env.agents import Agent, GreedyAgent, RandomAgent
-from quadrat_env.agents.planner import PlannerAgent
+from quadrat_env.agents import Agent
+from quadrat_env.agents import registry as agent_registry
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.play import GAMES
 
@@ -23,17 +23,14 @@ from quadrat_env.files import atomic_path
 
 
 def make_agent(spec: str, env_id: str) -> Agent:
-    if spec == "greedy":
-        return GreedyAgent(env_id)
-    if spec == "random":
-        return RandomAgent(seed=0)
-    if spec == "planner":
-        return PlannerAgent(env_id, seed=0)
+    """An agent by name (``agents.make``) or a saved model .zip (its algorithm read from the file)."""
     path = Path(spec)
-    if path.suffix != ".zip":
-        raise ValueError(f"--agent must be greedy, random, planner or a saved model .zip, got {spec!r}")
-    algo = "maskable_ppo" if "maskable" in path.stem else "ppo"
-    return SB3Agent.load(path, algo, env_id)  # nothing in the file is unpickled (agents/safe_load.py)
+    if path.suffix == ".zip":
+        return SB3Agent.load(path, None, env_id)  # nothing in the file is unpickled (agents/safe_load.py)
+    if spec not in agent_registry.names():
+        known = list(agent_registry.names())
+        raise ValueError(f"--agent must be one of {known} or a saved model .zip, got {spec!r}")
+    return agent_registry.make(spec, env_id)
 
 
 def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[str, object]:
@@ -64,7 +61,7 @@ def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("game", choices=sorted(GAMES))
-    p.add_argument("--agent", default="greedy", help="greedy, random, planner, or a saved model .zip")
+    p.add_argument("--agent", default="greedy", help="an agent name (greedy, planner, ...) or a model .zip")
     p.add_argument("--seed", type=at_least(0), default=0)
     p.add_argument("--fps", type=float, default=4.0)
     p.add_argument("--out", type=Path, help="a .gif for the episode, a .png for the final table")

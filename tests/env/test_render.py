@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageSequence
 from quadrat_env.experiments import play, record
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -82,6 +83,31 @@ def test_record_writes_a_gif_and_a_png(tmp_path):
     assert Image.open(tmp_path / "q.png").size[0] > 100
     with pytest.raises(ValueError, match="--agent must be"):
         record.make_agent("smart", play.GAMES["Zudecken"])
+
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDINGS = re.findall(r"experiments\.record (.+) --out (docs/\S+)", (ROOT / "docs/usage.md").read_text())
+
+
+def frames_of(path: Path) -> list[np.ndarray]:
+    return [
+        np.asarray(frame.convert("RGB"), dtype=np.int16) for frame in ImageSequence.Iterator(Image.open(path))
+    ]
+
+
+def test_every_picture_in_the_docs_has_its_command():
+    pictures = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*") if p.suffix in (".gif", ".png")}
+    assert pictures == {out for _, out in RECORDINGS}
+
+
+@pytest.mark.parametrize(("args", "out"), RECORDINGS, ids=[out for _, out in RECORDINGS])
+def test_the_recording_commands_make_the_committed_pictures(args, out, tmp_path, capsys):
+    made = tmp_path / Path(out).name
+    assert record.main([*args.split(), "--out", str(made)]) == 0
+    ours, committed = frames_of(made), frames_of(ROOT / out)
+    assert len(ours) == len(committed)
+    # GIF palettes may differ a little between Pillow versions; another deal or move differs a lot
+    assert all(np.abs(a - b).mean() < 2 for a, b in zip(ours, committed, strict=True))
 
 
 @pytest.mark.parametrize("game", sorted(POSITIONS))
