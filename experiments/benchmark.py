@@ -311,7 +311,7 @@ def _plots(args: argparse.Namespace, result: dict[str, Any]) -> dict[Path, bytes
 
     with tempfile.TemporaryDirectory() as scratch:
         win_rates(result, Path(scratch) / "win_rates.png")
-        learning_curves(args.models / "monitor", Path(scratch) / "learning_curves.png")
+        learning_curves(args.models, Path(scratch) / "learning_curves.png")
         return {args.out / p.name: p.read_bytes() for p in Path(scratch).glob("*.png")}
 
 

@@ -1,7 +1,8 @@
-"""PNG plots for the benchmark: win rates with intervals per env, learning curves from Monitor logs."""
+"""PNG plots for the benchmark: win rates with intervals per env, the committed models' learning curves."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -62,37 +63,121 @@ def win_rates(result: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def learning_curves(monitor_root: Path, path: Path, window: int = 2000) -> None:
-    """Rolling win rate against training steps, one panel per game, from the Monitor logs."""
-    runs = sorted(p for p in monitor_root.glob("*") if p.is_dir()) if monitor_root.is_dir() else []
-    games = sorted({run.name.split("-")[0] for run in runs}) or ["(no runs)"]
-    fig, axes = plt.subplots(1, len(games), figsize=(4.5 * len(games), 3.8), squeeze=False)
-    for ax, game in zip(axes[0], games, strict=True):
-        for run in (r for r in runs if r.name.split("-")[0] == game):
-            steps, won = _episodes(run)
-            if not len(won):
-                continue
-            k = max(1, min(window, len(won) // 10))  # short runs get a shorter window
+#: How each kind of committed model is named in a legend.
+_KINDS = {"ppo": "PPO", "maskable_ppo": "MaskablePPO", "rl": "afterstate TD(0)"}
+_HOW = {"the reward": "from the reward", **_FROM}
+
+
+def model_curves(models: Path, stem: str, window: int = 2000) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """The training curves of the committed model ``models/<stem>.zip`` (seed 0), each as (label, x, win
+    rate %). From play, x is environment steps: its validation curve (train's and td's ``curve.csv``)
+    where published, else the rolling win rate of its Monitor log's training games. From labels, x is
+    epochs over the labelled positions (imitate's ``rounds.json``); such labels start with "imitating"."""
+    from quadrat_env.experiments.benchmark import learned_from
+
+    game, kind = stem.split("-", 1)
+    name = f"{_KINDS.get(kind, kind)}, {_HOW[learned_from(models, f'quadrat_env/{game}-v0', kind, 0)]}"
+    configs, curves = models / "configs", []
+    for csv in data_files(configs, f"{stem}-seed0-curve.csv"):
+        data = np.genfromtxt(csv, delimiter=",", names=True, ndmin=1)
+        steps = data["moves"] if "moves" in data.dtype.names else data["steps"]
+        curves.append((f"{name} (validation deals)", steps, data["win_rate"] * 100))
+    for rounds in data_files(configs, f"{stem}-seed0-rounds.json"):
+        rows = json.loads(rounds.read_text())
+        epochs = np.array([r["epochs"] for r in rows])
+        curves.append(
+            (f"{name} (validation deals)", epochs, np.array([r["val_win_rate"] for r in rows]) * 100)
+        )
+    monitor = models / "monitor" / stem
+    if not curves and monitor.is_dir():
+        started, won = _by_start(monitor, _n_envs(configs / f"{stem}-seed0.yml"))
+        k = max(1, min(window, len(won) // 10))  # short runs get a shorter window
+        if len(won):
             rolling = np.convolve(won, np.ones(k) / k, mode="valid") * 100
-            ax.plot(steps[k - 1 :], rolling, label=f"{run.name.split('-', 1)[1]} (window {k})", lw=1.2)
+            curves.append((f"{name} (training games, rolling {k})", started[k - 1 :], rolling))
+    return curves
+
+
+def _n_envs(config: Path) -> int:
+    import yaml
+
+    return int((yaml.safe_load(config.read_text()) or {}).get("n_envs", 1)) if config.is_file() else 1
+
+
+def _by_start(monitor: Path, n_envs: int) -> tuple[np.ndarray, np.ndarray]:
+    """The games of a Monitor log in the order they started (the step they started at, won flags).
+    Ordered by their end, the first games to end are the short ones, mostly lost, and the long ones
+    (won) follow: a spike that is no property of the policy. Ordered by their start, every game of one
+    moment counts. Left out: games that started too late to have ended whatever their length, and the
+    first games, while the steps counted lag behind (each env's first game is still running)."""
+    ends, won = _episodes(monitor)
+    lengths = _episodes(monitor, lengths=True)[0]
+    started = ends - lengths * n_envs  # the envs step together: one step of a game is n_envs in all
+    cycle = lengths.max() * n_envs if len(ends) else 0
+    keep = (started >= cycle) & (started <= (ends.max() if len(ends) else 0) - cycle)
+    order = np.argsort(started[keep], kind="stable")
+    return started[keep][order], won[keep][order]
+
+
+def learning_curves(models: Path, path: Path) -> None:
+    """Win rate against training of every committed model, one panel per game in a grid of
+    :data:`COLUMNS`: each model's own run (seed 0), labelled by what it learned from. Models that learned
+    from play are drawn against environment steps, imitation against epochs (the top axis)."""
+    stems = sorted(p.stem for p in models.glob("*-*.zip")) if models.is_dir() else []
+    games = list(dict.fromkeys(stem.split("-")[0] for stem in stems)) or ["(no models)"]
+    nrows = -(-len(games) // COLUMNS)
+    fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.8 * nrows), squeeze=False)
+    for ax in axes.flat[len(games) :]:
+        ax.set_visible(False)
+    for ax, game in zip(axes.flat, games, strict=False):
+        curves = [c for stem in stems if stem.split("-")[0] == game for c in model_curves(models, stem)]
+        _draw(ax, [c for c in curves if "imitating" not in c[0]], "environment steps", "tab:blue")
+        if any("imitating" in c[0] for c in curves):
+            top = ax.twiny() if any("imitating" not in c[0] for c in curves) else ax
+            _draw(
+                top,
+                [c for c in curves if "imitating" in c[0]],
+                "epochs over the labelled positions",
+                "tab:red",
+            )
         ax.set_title(game)
-        ax.set_xlabel("training steps")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("win rate, % (rolling)")
-    fig.suptitle("Learning curves of the committed models (Monitor logs)")
+        ax.set_ylabel("win rate, %")
+        handles = [
+            h for a in fig.axes if a.bbox.bounds == ax.bbox.bounds for h in a.get_legend_handles_labels()[0]
+        ]
+        if handles:
+            ax.legend(handles=handles, fontsize=7, loc="lower right")
+    fig.suptitle("Learning curves of the committed models (seed 0)")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)
 
 
+def _draw(ax: Any, curves: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str, color: str) -> None:
+    styles = iter(["-", "--", ":", "-."])
+    for label, x, rate in curves:
+        ax.plot(
+            x,
+            rate,
+            label=label,
+            lw=1.2,
+            color=color,
+            ls=next(styles, "-"),
+            marker="o" if len(rate) < 40 else None,
+            ms=3,
+        )
+    if curves:
+        ax.set_xlabel(xlabel, color=color)
+
+
 #: What reading a damaged or half-written (gzipped) CSV raises.
 UNREADABLE = (OSError, EOFError, ValueError, UnicodeDecodeError)
 
 
-def _episodes(run: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative steps and won flags of all episodes of a run, in the order they ended."""
+def _episodes(run: Path, lengths: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative steps (``lengths``: each game's length) and won flags of all episodes of a run, in the
+    order they ended."""
     rows = []
     for csv in data_files(run, "*.monitor.csv*"):  # plain or gzipped
         try:
@@ -109,5 +194,5 @@ def _episodes(run: Path) -> tuple[np.ndarray, np.ndarray]:
     rows.sort()  # by wall time: the envs ran side by side
     if not rows:
         return np.zeros(0), np.zeros(0)
-    _, lengths, won = map(np.array, zip(*rows, strict=True))
-    return np.cumsum(lengths), won.astype(float)
+    _, steps, won = map(np.array, zip(*rows, strict=True))
+    return (steps if lengths else np.cumsum(steps)), won.astype(float)
