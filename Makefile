@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup benchmark demo test lint docs clean
+.PHONY: setup benchmark demo test lint docs docs-check clean
 
 setup: $(STAMP)
 
@@ -25,6 +25,12 @@ test: setup
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# The built site in headless Chromium (Debian's package: apt-get install chromium): a screenshot of
+# every page into runs/docs-check/, sideways scrolling, console errors, and the search.
+docs-check: docs
+	$(PY) -m pip install --quiet -c constraints.txt playwright
+	$(PY) -m scripts.docs_check --site site --out runs/docs-check
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -44,6 +44,7 @@ GARBAGE = {
                                 ["Zudecken", "--agent", "/nonexistent.zip"]],
     "experiments.publish:main": [[], ["/nonexistent-run"]],
     "scripts.fuzz:main": [["--steps", "0"], ["--steps", "many"], ["--env", "CartPole-v1"]],
+    "scripts.docs_check:main": [["--site", "/nonexistent"], ["--site", "docs", "--chromium", "/nonexistent"]],
     "experiments.zudecken.how_well:main": [["--deals", "0"], ["--budgets"], ["--budgets", "0"],
                                   ["--planner-deals", "x"]],
     "scripts.solver_then_now:main": [["--deals", "0"], ["--rounds", "-1"], ["--deals", "x"],

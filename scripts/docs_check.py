@@ -1,0 +1,131 @@
+"""Look at the built documentation site in a real browser: a screenshot of every page, and checks that
+need a browser to see.
+
+    make docs-check                           # builds the site, then runs this
+    python -m scripts.docs_check --site site --out runs/docs-check   # from the repository root
+
+It serves the site on localhost and opens every page in headless Chromium (Debian's ``chromium``
+package, ``apt-get install chromium``; driven by Playwright, which the make target installs). Per page:
+a full-page screenshot, no horizontal scrolling of the page itself at the docs' width (a wide table
+scrolls inside its own box), and no console error. Then it types "Zudecken" into the site's search
+and expects results. Exit status 0 when every check holds, 1 with a line per problem otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+#: The docs' width in CSS pixels: what a laptop shows beside another window.
+WIDTH = 1024
+SEARCH = "Zudecken"
+
+
+@contextmanager
+def served(site: Path) -> Iterator[str]:
+    """The site on a free localhost port, quietly, for as long as the block runs."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # no line per request
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+def pages(site: Path) -> list[str]:
+    """Every page's path below the site root (``404.html`` aside)."""
+    found = [p.relative_to(site).as_posix() for p in site.rglob("index.html")]
+    return sorted(p.removesuffix("index.html") for p in found)
+
+
+def check_page(browser: Any, url: str, shot: Path) -> list[str]:
+    """Screenshot one page; its problems as lines."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(url, wait_until="networkidle")
+    problems = [f"{url}: console error: {e}" for e in errors]
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    if overflow > 0:
+        problems.append(f"{url}: the page scrolls sideways by {overflow} px at width {WIDTH}")
+    tables = "[...document.querySelectorAll('article table')]"
+    unwrapped = page.evaluate(f"{tables}.filter(t => !t.closest('.md-typeset__scrollwrap')).length")
+    if unwrapped:
+        problems.append(f"{url}: {unwrapped} table(s) not inside a scrolling box")
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shot), full_page=True)
+    page.close()
+    return problems
+
+
+def check_search(browser: Any, url: str, shot: Path) -> list[str]:
+    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+    page.goto(url, wait_until="networkidle")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.locator(".md-search__input").press_sequentially(SEARCH, delay=50)  # key by key, as typed
+    try:
+        page.wait_for_selector(".md-search-result__item", timeout=15000)
+    except Exception:  # noqa: BLE001 - Playwright's timeout: no results appeared
+        page.screenshot(path=str(shot))
+        shown = page.locator(".md-search-result__meta").inner_text()
+        return [f"search for {SEARCH!r} shows no results (it shows {shown!r})"]
+    found = page.locator(".md-search-result__item").count()
+    page.screenshot(path=str(shot))
+    page.close()
+    return [] if found else [f"search for {SEARCH!r} found nothing"]
+
+
+def run(site: Path, out: Path, chromium: str) -> int:
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    with served(site) as root, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        names = pages(site)
+        for i, name in enumerate(names, 1):
+            problems += check_page(
+                browser, root + name, out / f"{name.strip('/').replace('/', '-') or 'index'}.png"
+            )
+            print(f"[{i}/{len(names)}] {name or '/'}", file=sys.stderr, flush=True)
+        problems += check_search(browser, root, out / "search.png")
+        browser.close()
+    for line in problems:
+        print(line)
+    print(f"{len(names)} pages and the search looked at in Chromium: {len(problems)} problem(s); "
+          f"screenshots in {out}")  # fmt: skip
+    return 1 if problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--site", type=Path, default=Path("site"), help="the built site (mkdocs build)")
+    p.add_argument("--out", type=Path, default=Path("runs/docs-check"), help="where the screenshots go")
+    p.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = p.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        p.error(f"no built site at {args.site} (make docs builds it)")
+    if not Path(args.chromium).is_file():
+        p.error(f"no Chromium at {args.chromium}: apt-get install chromium (Debian's package)")
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        p.error("needs Playwright: pip install playwright (make docs-check installs it)")
+    return run(args.site, args.out, args.chromium)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
