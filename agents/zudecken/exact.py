@@ -41,70 +41,39 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
-from quadrat_env.agents.zudecken.exact_key import SUITS, columns_into, key_cells, key_into, popcount
+from quadrat_env.agents.zudecken.exact_key import SUITS, columns_into, compact, key_cells, key_into, popcount
 from quadrat_env.agents.zudecken.exact_memo import STOP, empty, entries, insert, load, lookup, put, store
+from quadrat_env.agents.zudecken.exact_parts import (
+    BASE,
+    COLS,
+    FIRST,
+    GROUPS,
+    MAX_RANKS,
+    MIN_RANKS,
+    ORDER,
+    REP,
+    SECOND,
+    SIG,
+    WEIGHT,
+    WORK,
+    classes,
+    legal_groups,
+    pair,
+    sum_sorted,
+)
 
 from quadrat_env.core.checks import choice, whole
-from quadrat_env.core.jit import fingerprint, jit
+from quadrat_env.core.jit import fingerprint
 from quadrat_env.extras import command
 
 WINS = ("cleared", "dealt")
 COVERS = ("groups", "pairs")
-MIN_RANKS, MAX_RANKS = 1, 13
-#: The working arrays of one call of the search, side by side in a row of ``WORK``: where each
-#: starts (sized for the largest pack): column codes, suit signature, sorted columns, groups (11:
-#: the most groups of four upcards), rank classes, card weights, first card of each class, the
-#: classes in order.
-_BASE, _SIG, _COLS, _GROUPS = 0, MAX_RANKS, MAX_RANKS + SUITS, 2 * MAX_RANKS + SUITS
-_REP = _GROUPS + 11
-_WEIGHT = _REP + MAX_RANKS
-_FIRST = _WEIGHT + SUITS * MAX_RANKS
-_ORDER = _FIRST + SUITS * MAX_RANKS
-WORK = _ORDER + SUITS * MAX_RANKS
 #: RULES: what a search is told, each thread in an int64 array of its own (``me``): the pack and
 #: rules, which thread it is and of how many.
-RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS = range(6)
+RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS, LEAN = range(7)
 #: a search stops when another thread is done with it, or when the memo is full (to grow it);
 #: each thread looks at the memo's fill every CHECK_EVERY entries it writes
 DONE, FULL, CHECK_EVERY = 2, 1, 256
-
-
-@jit
-def legal_groups(table, n, max_group, out):  # noqa: ANN001, ANN201
-    """The coverable groups of ``table`` as card masks into ``out``; how many."""
-    cards = np.empty(4, dtype=np.int64)
-    k = 0
-    for c in range(SUITS * n):
-        if table >> c & 1:
-            cards[k] = c
-            k += 1
-    count = 0
-    for sub in range(1, 1 << k):
-        size = popcount(sub)
-        if size < 2 or size > max_group:
-            continue
-        ok = True
-        for i in range(k):
-            if not sub >> i & 1:
-                continue
-            has = False
-            for j in range(k):
-                if j != i and sub >> j & 1:
-                    a, b = cards[i], cards[j]
-                    if a // n == b // n or a % n == b % n:
-                        has = True
-                        break
-            if not has:
-                ok = False
-                break
-        if ok:
-            mask = np.int64(0)
-            for i in range(k):
-                if sub >> i & 1:
-                    mask |= np.int64(1) << cards[i]
-            out[count] = mask
-            count += 1
-    return count
 
 
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
@@ -119,18 +88,24 @@ def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa:
         return -1.0
     n = me[N]
     row = iwork[depth]
-    base = columns_into(table, unseen, n, row[_BASE : _BASE + n])
-    hi, lo = (
-        key_into(base, row[_SIG : _SIG + SUITS], row[_COLS : _COLS + n]) if me[SYMMETRIC] else (table, unseen)
-    )
-    v = lookup(keys, vals, hi, lo)
-    if v == v:  # not NaN: memoised
-        return v
-    if popcount(table) < 4 and unseen != 0:
+    base = columns_into(table, unseen, n, row[BASE : BASE + n])
+    up = popcount(table)
+    kept = up <= 2 or not me[LEAN]  # lean: only where a move leads (at most two upcards) is memoised
+    hi, lo = np.int64(-1), np.int64(-1)
+    if kept:
+        hi, lo = (
+            key_into(base, row[SIG : SIG + SUITS], row[COLS : COLS + n]) if me[SYMMETRIC] else (table, unseen)
+        )
+        if keys.shape[1] == 1:  # lean with symmetry: one int a key
+            hi, lo = compact(hi, lo, n), np.int64(0)
+        v = lookup(keys, vals, hi, lo)
+        if v == v:  # not NaN: memoised
+            return v
+    if up < 4 and unseen != 0:
         result = _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth)
     else:
         result = _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth)
-    if result < 0:
+    if result < 0 or not kept:
         return result
     before = entries(shared, me[THREAD])
     new = put(keys, vals, shared, me[THREAD], hi, lo, result)
@@ -144,7 +119,7 @@ def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa:
 @numba.njit(nogil=True)
 def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
     """The best coverable group's value; with none, whether the game is won."""
-    groups = iwork[depth][_GROUPS:_REP]
+    groups = iwork[depth][GROUPS:REP]
     count = legal_groups(table, me[N], me[MAX_GROUP], groups)
     result = 1.0 if count == 0 and unseen == 0 and (table == 0 or not me[NEED_CLEAR]) else 0.0
     shift = me[THREAD] * count // me[THREADS]
@@ -161,29 +136,13 @@ def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa
 def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
     """The mean over the next card, each unseen one alike. Two unseen cards of one suit whose rank
     columns are equal lead to positions equal up to swapping those ranks: each such class is
-    valued once, with its size as weight (without symmetry, every card on its own)."""
+    valued once, with its size as weight (without symmetry, every card on its own). Lean, the last
+    two cards of a refill are drawn together (``_refill_pair``)."""
     n, row, found = me[N], iwork[depth], fwork[depth]
-    rep = row[_REP : _REP + n]  # each rank's first rank with the same column
-    for r in range(n):
-        rep[r] = r
-        for q in range(r):
-            if base[q] == base[r]:
-                rep[r] = q
-                break
-    weight, first = row[_WEIGHT : _WEIGHT + SUITS * n], row[_FIRST : _FIRST + SUITS * n]
-    weight[:] = 0
-    first[:] = -1
-    for c in range(SUITS * n):
-        if unseen >> c & 1:
-            k = (c // n) * n + rep[c % n] if me[SYMMETRIC] else c
-            weight[k] += 1
-            if first[k] < 0:
-                first[k] = c
-    order, m = row[_ORDER : _ORDER + SUITS * n], 0
-    for k in range(SUITS * n):
-        if weight[k]:
-            order[m] = k
-            m += 1
+    m = classes(unseen, base, n, me[SYMMETRIC], row)
+    if me[LEAN] and popcount(table) == 2 and popcount(unseen) >= 2:
+        return _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, depth)
+    weight, first, order = row[WEIGHT : WEIGHT + SUITS * n], row[FIRST : FIRST + SUITS * n], row[ORDER:]
     shift = me[THREAD] * m // me[THREADS]
     for j in range(m):
         at = j + shift - m if j + shift >= m else j + shift
@@ -192,23 +151,33 @@ def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  
         if v < 0:
             return v
         found[at] = weight[order[at]] * v
-    return _sum_sorted(found[:m]) / popcount(unseen)
+    return sum_sorted(found[:m]) / popcount(unseen)
 
 
-@jit
-def _sum_sorted(terms):  # noqa: ANN001, ANN202
-    """The sum from the least term up: the same float whichever cards stand for a position's class
-    and whichever thread values it first, so every solve finds the same values to the bit."""
-    for j in range(terms.shape[0]):  # insertion sort: a few dozen terms at most
-        v, i = terms[j], j
-        while i > 0 and terms[i - 1] > v:
-            terms[i] = terms[i - 1]
-            i -= 1
-        terms[i] = v
-    total = 0.0
-    for v in terms:
-        total += v
-    return total
+@numba.njit(nogil=True)
+def _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+    """The mean over the two cards that fill a table of two upcards, drawn together: each pair of
+    classes once, weighted by the pairs of cards it stands for. Cards of one class are alike; two
+    classes of one rank set (two suits) give two kinds of pair: the same rank, or two ranks."""
+    n, row, found = me[N], iwork[depth], fwork[depth]
+    weight, first, second, order = (row[WEIGHT:], row[FIRST:], row[SECOND:], row[ORDER:])
+    terms = 0
+    for a in range(m):
+        ka = order[a]
+        for b in range(a, m):
+            kb = order[b]
+            for kind in range(2):
+                w, x, y = pair(ka, kb, kind, weight, first, second, n, me[SYMMETRIC])
+                if w == 0:
+                    continue
+                cards = (np.int64(1) << x) | (np.int64(1) << y)
+                v = _decide(table | cards, unseen & ~cards, me, keys, vals, shared, iwork, fwork, depth + 1)
+                if v < 0:
+                    return v
+                found[terms] = w * v
+                terms += 1
+    u = popcount(unseen)
+    return sum_sorted(found[:terms]) / (u * (u - 1) // 2)
 
 
 def code_fingerprint() -> str:
@@ -222,7 +191,7 @@ class ExactSolver:
     solve (``win_rate``) runs ``threads`` searches over one memo (default: one a usable core)."""
 
     def __init__(self, n_ranks: int = 13, win: str = "cleared", cover: str = "groups",
-                 symmetric: bool = True, threads: int | None = None) -> None:  # fmt: skip
+                 symmetric: bool = True, threads: int | None = None, lean: bool = False) -> None:  # fmt: skip
         if whole("n_ranks", n_ranks, minimum=MIN_RANKS) > MAX_RANKS:
             raise ValueError(f"n_ranks must be {MIN_RANKS}..{MAX_RANKS}, got {n_ranks}")
         choice("win", win, WINS), choice("cover", cover, COVERS)
@@ -234,13 +203,15 @@ class ExactSolver:
         # each thread's own: what it is told (RULES), and a row of working arrays per level of the
         # search; a level draws one card or covers two or more, so a line of play is at most
         # 4n + 2n levels deep (rows are not bounds-checked)
-        told = (self.n, self.max_group, self.need_clear, self.symmetric, 0, 1)
+        self.lean = bool(lean)
+        told = (self.n, self.max_group, self.need_clear, self.symmetric, 0, 1, self.lean)
         self.work = [
             (np.array(told, dtype=np.int64), np.zeros((6 * self.n + 2, WORK), dtype=np.int64),
-             np.zeros((6 * self.n + 2, SUITS * self.n)))
+             np.zeros((6 * self.n + 2, (SUITS * self.n) ** 2)))  # a term per kind of pair at most
             for _ in range(self.threads)
         ]  # fmt: skip
-        self.keys, self.vals, self.shared = empty(1 << 16, self.threads)
+        self.width = 1 if self.lean and symmetric else 2  # lean: compact keys, 16 bytes a position
+        self.keys, self.vals, self.shared = empty(1 << 16, self.threads, self.width)
 
     def value(self, table: int, unseen: int, threads: int = 1) -> float:
         """The optimal win probability from the position (card masks), before any refill it needs,
@@ -276,7 +247,7 @@ class ExactSolver:
     def _grow(self, capacity: int = 0) -> None:
         """A memo twice the size (or ``capacity`` slots), holding every value found so far."""
         keys, vals = self.keys, self.vals
-        self.keys, self.vals, self.shared = empty(max(capacity, 2 * keys.shape[0]), self.threads)
+        self.keys, self.vals, self.shared = empty(max(capacity, 2 * keys.shape[0]), self.threads, self.width)
         insert(self.keys, self.vals, self.shared, keys, vals)
 
     def win_rate(self) -> float:

@@ -128,6 +128,32 @@ def canonical(table, unseen, n):  # noqa: ANN001, ANN201
     return canonical_key(columns(table, unseen, n))
 
 
+#: A compact key's field for "no upcard" (a cell is 0..51; 63 would let a key be -1, an empty slot).
+NO_UP = 62
+
+
+@jit
+def compact(hi, lo, n):  # noqa: ANN001, ANN201
+    """A canonical key (``key_into``'s two ints) of a position with at most two upcards as one int:
+    the unseen cells of the sorted columns (4 bits a column), then the first and the second upcard's
+    cell (6 bits each, ``NO_UP`` for none). Equal exactly when the two-int keys are."""
+    unseen, ups = np.int64(0), np.int64(0)
+    found = 0
+    for r in range(n):
+        code = (hi >> 7 * (min(n, 6) - 1 - r)) & 127 if r < 6 else (lo >> 7 * (n - 1 - r)) & 127
+        for s in range(SUITS):
+            cell = (code // 3**s) % 3
+            if cell == 2:
+                unseen |= np.int64(1) << (r * SUITS + s)
+            elif cell == 1:
+                ups |= np.int64(r * SUITS + s) << (6 * found)
+                found += 1
+    while found < 2:
+        ups |= np.int64(NO_UP) << (6 * found)
+        found += 1
+    return unseen | (ups << 52)
+
+
 @jit
 def key_cells(keys, n, symmetric):  # noqa: ANN001, ANN201
     """Each memo entry's number of upcards and of unseen cards (0 for empty entries)."""
@@ -137,6 +163,11 @@ def key_cells(keys, n, symmetric):  # noqa: ANN001, ANN201
             continue
         if not symmetric:  # the keys are the card masks themselves
             up[i], unseen[i] = popcount(keys[i, 0]), popcount(keys[i, 1])
+            continue
+        if keys.shape[1] == 1:  # compact (``compact``)
+            x = keys[i, 0]
+            unseen[i] = popcount(x & ((np.int64(1) << 52) - 1))
+            up[i] = ((x >> 52) & 63 != NO_UP) + ((x >> 58) & 63 != NO_UP)
             continue
         for word, width in ((0, min(n, 6)), (1, max(n - 6, 0))):  # 6 columns in hi, the rest in lo
             x = keys[i, word]

@@ -1,7 +1,7 @@
 """The exact solver's memo: positions' values in a hash table with open addressing, keyed by the
-canonical key's two ints. ``keys[i] == (-1, -1)``: an empty slot; ``vals[i]``: NaN until the value
-is written; ``shared[STOP]``: whether the search is to stop; ``shared[(t + 1) * PAD]``: the entries
-written by thread ``t``.
+canonical key's two ints (or one compact int). ``keys[i, 0] == -1``: an empty slot; ``vals[i]``:
+NaN until the value is written; ``shared[STOP]``: whether the search is to stop;
+``shared[(t + 1) * PAD]``: the entries written by thread ``t``.
 
 Several threads may search at once over one memo. A slot is claimed by an atomic compare-and-swap
 of its first key word, so no two threads ever write one slot; the second word and the value follow.
@@ -97,7 +97,7 @@ def lookup(keys, vals, hi, lo):  # noqa: ANN001, ANN202
         first = load(keys, i, 0)
         if first == -1:
             return np.nan
-        if first == hi and _second(keys, i) == lo:
+        if first == hi and (keys.shape[1] == 1 or _second(keys, i) == lo):
             return load(vals, i, None)
         i = (i + 1) & mask
 
@@ -112,12 +112,13 @@ def put(keys, vals, shared, thread, hi, lo, value):  # noqa: ANN001, ANN202
         if first == -1:
             first = claim(keys, i, hi)
             if first == -1:
-                store(keys, i, 1, lo)
+                if keys.shape[1] == 2:
+                    store(keys, i, 1, lo)
                 store(vals, i, None, value)
                 at = (thread + 1) * PAD
                 store(shared, at, None, shared[at] + 1)  # others read it
                 return True
-        if first == hi and _second(keys, i) == lo:
+        if first == hi and (keys.shape[1] == 1 or _second(keys, i) == lo):
             store(vals, i, None, value)  # another thread's value for it: the same number
             return False
         i = (i + 1) & mask
@@ -139,13 +140,15 @@ def insert(keys, vals, shared, new_keys, new_vals):  # noqa: ANN001, ANN202
     """Entries given as keys and values into a memo, where not there already."""
     for i in range(new_keys.shape[0]):
         if new_keys[i, 0] != -1 and new_vals[i] == new_vals[i]:
-            put(keys, vals, shared, 0, new_keys[i, 0], new_keys[i, 1], new_vals[i])
+            lo = new_keys[i, 1] if new_keys.shape[1] == 2 else 0  # compact keys: one int, lo 0
+            put(keys, vals, shared, 0, new_keys[i, 0], lo, new_vals[i])
 
 
-def empty(capacity: int, threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A memo of ``capacity`` slots (a power of two) for ``threads`` threads."""
+def empty(capacity: int, threads: int, width: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A memo of ``capacity`` slots (a power of two) for ``threads`` threads, keys of ``width`` ints
+    (1: the lean solver's compact keys, 16 bytes a slot with the value)."""
     return (
-        np.full((capacity, 2), -1, dtype=np.int64),
+        np.full((capacity, width), -1, dtype=np.int64),
         np.full(capacity, np.nan),
         np.zeros((threads + 1) * PAD, dtype=np.int64),
     )

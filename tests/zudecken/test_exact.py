@@ -259,3 +259,22 @@ def test_optimal_agent_refuses_what_it_cannot_solve():
         OptimalAgent("quadrat_env/Zudecken-v0")
     with pytest.raises(ValueError, match="match in suit or rank"):
         OptimalAgent("quadrat_env/Quadrat-v0")
+
+
+@pytest.mark.parametrize(("n", "win", "cover"), CASES[:3])
+def test_the_lean_search_finds_the_same_values_and_keeps_only_the_afterstates(n, win, cover):
+    """Lean: only positions with at most two upcards memoised (one int a key), the last two cards
+    of a refill drawn together; the same optimum, and exactly the full search's afterstates."""
+    full, lean = ExactSolver(n, win, cover), ExactSolver(n, win, cover, lean=True)
+    assert lean.win_rate() == pytest.approx(full.win_rate(), abs=1e-13)
+    assert lean.keys.shape[1] == 1
+    assert lean.positions == full.census()[:3].sum()  # compact keys tell apart what two-int keys do
+    assert (lean.census()[3:] == 0).all()
+
+
+def test_lean_late_positions_agree_with_the_brute_force():
+    lean = ExactSolver(13, lean=True)
+    decide = brute_force(13, True, 4)
+    mask = lambda cs: sum(1 << c for c in cs)  # noqa: E731
+    for table, unseen in late_positions(ExactSolver(13), np.random.default_rng(3), 20, stock=8):
+        assert lean.value(mask(table), mask(unseen)) == pytest.approx(decide(table, unseen), abs=1e-12)
