@@ -37,7 +37,8 @@ import os
 import resource
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
@@ -71,9 +72,9 @@ COVERS = ("groups", "pairs")
 #: RULES: what a search is told, each thread in an int64 array of its own (``me``): the pack and
 #: rules, which thread it is and of how many.
 RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS, LEAN = range(7)
-#: a search stops when another thread is done with it, or when the memo is full (to grow it);
-#: each thread looks at the memo's fill every CHECK_EVERY entries it writes
-DONE, FULL, CHECK_EVERY = 2, 1, 256
+#: a search stops when another thread is done with it, when the memo is full (to grow it), or when
+#: paused (a checkpoint); each thread looks at the memo's fill every CHECK_EVERY entries it writes
+DONE, FULL, PAUSE, CHECK_EVERY = 2, 1, 3, 256
 
 
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
@@ -213,28 +214,47 @@ class ExactSolver:
         self.width = 1 if self.lean and symmetric else 2  # lean: compact keys, 16 bytes a position
         self.keys, self.vals, self.shared = empty(1 << 16, self.threads, self.width)
 
-    def value(self, table: int, unseen: int, threads: int = 1) -> float:
+    def value(self, table: int, unseen: int, threads: int = 1, pause_every: float | None = None,
+              on_pause: Callable[[], None] | None = None) -> float:  # fmt: skip
         """The optimal win probability from the position (card masks), before any refill it needs,
-        searched by ``threads`` threads sharing the memo (at most the solver's)."""
+        searched by ``threads`` threads sharing the memo (at most the solver's). ``on_pause`` is called
+        every ``pause_every`` seconds with the searches stopped (the memo then holds every value found
+        so far: a checkpoint's moment), and once more on Ctrl-C before the KeyboardInterrupt goes on."""
         threads = min(threads, self.threads)
         while True:
             if entries(self.shared, -1) >= self.keys.shape[0] // 4 * 3:
                 self._grow()
             self.shared[STOP] = 0
-            if threads == 1:
+            if threads == 1 and pause_every is None and on_pause is None:  # no clock: no thread needed
                 found = [self._search(table, unseen, 0, 1)]
             else:
-                with ThreadPoolExecutor(threads) as pool:
-                    try:
-                        found = list(pool.map(self._search, [table] * threads, [unseen] * threads,
-                                              range(threads), [threads] * threads))  # fmt: skip
-                    except BaseException:  # Ctrl-C while waiting: the searches stop at once too
-                        self.shared[STOP] = DONE
-                        raise
+                try:
+                    found = self._run(table, unseen, threads, pause_every)
+                except KeyboardInterrupt:
+                    if on_pause is not None:
+                        on_pause()
+                    raise
             done = [v for v in found if v >= 0]
             if done:  # every thread that finishes finds the same value
                 return done[0]
-            # stopped with none done: the memo is full; grown at the top of the loop
+            if self.shared[STOP] == PAUSE and on_pause is not None:
+                on_pause()
+            # stopped with none done: paused, or the memo is full (grown at the top of the loop)
+
+    def _run(self, table: int, unseen: int, threads: int, pause_every: float | None) -> list[float]:
+        """The searches in worker threads, so that the main thread keeps the clock and hears Ctrl-C."""
+        with ThreadPoolExecutor(threads) as pool:
+            futures = [pool.submit(self._search, table, unseen, t, threads) for t in range(threads)]
+            start = time.monotonic()
+            try:
+                while not all(f.done() for f in futures):
+                    wait(futures, timeout=0.2)
+                    if pause_every is not None and time.monotonic() - start >= pause_every:
+                        self.shared[STOP] = PAUSE  # each search returns -1 within microseconds
+            except BaseException:  # Ctrl-C: the searches stop at once too
+                self.shared[STOP] = DONE
+                raise
+            return [f.result() for f in futures]
 
     def _search(self, table: int, unseen: int, thread: int, threads: int) -> float:
         me, iwork, fwork = self.work[thread]

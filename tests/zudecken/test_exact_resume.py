@@ -1,0 +1,77 @@
+"""A lean exact solve stopped at any moment (Ctrl-C, kill -9) resumes from its checkpoint to the same
+value to the bit; a checkpoint of another solve is not used, a damaged one is an error."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from quadrat_env.agents.zudecken import exact_checkpoint
+from quadrat_env.agents.zudecken.exact import ExactSolver
+from quadrat_env.experiments.zudecken import exact_values
+
+ROOT = Path(__file__).resolve().parents[2]
+RANKS = 6  # a few seconds: long enough to be stopped mid-solve, at a checkpoint every 0.3 s
+
+
+def args(out: Path, cache: Path) -> list[str]:
+    return ["--ranks", str(RANKS), str(RANKS), "--threads", "1", "--out", str(out), "--cache", str(cache)]
+
+
+def start(out: Path, cache: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "quadrat_env.experiments.zudecken.exact_values", *args(out, cache),
+               "--checkpoint-minutes", "0.005"]  # fmt: skip
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def after_a_checkpoint(cache: Path, generation: int = 1) -> None:
+    meta = cache / "exact" / f"{RANKS}-cleared-groups" / "meta.json"
+    deadline = time.monotonic() + 120
+    while not (meta.is_file() and json.loads(meta.read_text())["generation"] >= generation):
+        assert time.monotonic() < deadline, "no checkpoint written"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted() -> str:
+    return ExactSolver(RANKS, lean=True, threads=1).win_rate().hex()
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill -9", "Ctrl-C"])
+def test_a_stopped_solve_resumes_to_the_same_value_to_the_bit(how, uninterrupted, tmp_path):
+    run = start(tmp_path / "results", tmp_path / "cache")
+    after_a_checkpoint(tmp_path / "cache")
+    os.kill(run.pid, how)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == (-9 if how == signal.SIGKILL else 130)
+    assert not (tmp_path / "results" / "zudecken_exact.json").exists()
+    if how == signal.SIGINT:  # Ctrl-C: one line, after a checkpoint of the moment
+        *_, saved, last = err.strip().splitlines()
+        assert "Traceback" not in err and saved.endswith("checkpoint saved")
+        assert last.startswith("exact_values: stopped by Ctrl-C; checkpoint in")
+    assert exact_values.main(args(tmp_path / "results", tmp_path / "cache")) == 0
+    result = json.loads((tmp_path / "results" / "zudecken_exact.json").read_text())["ranks"][str(RANKS)]
+    assert result["resumed"] and result["hex"] == uninterrupted
+    assert not (tmp_path / "cache" / "exact" / f"{RANKS}-cleared-groups").exists()  # done with
+
+
+def test_a_checkpoint_of_another_solve_is_not_used_and_a_damaged_one_is_an_error(tmp_path):
+    solver = ExactSolver(5, lean=True)
+    solver.win_rate()
+    exact_checkpoint.save(solver, tmp_path, {"seconds": 1.0})
+    assert exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)["positions"] == solver.positions
+    assert exact_checkpoint.restore(ExactSolver(6, lean=True), tmp_path) is None  # another pack
+    assert exact_checkpoint.restore(ExactSolver(5, "dealt", lean=True), tmp_path) is None  # other rules
+    np.save(tmp_path / "vals-0.npy", np.zeros(3))
+    with pytest.raises(ValueError, match=r"vals-0.npy holds float64 \(3,\)"):
+        exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
+    (tmp_path / "meta.json").write_text("{")
+    with pytest.raises(ValueError, match="meta.json is not a readable checkpoint"):
+        exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
