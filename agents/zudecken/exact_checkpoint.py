@@ -20,6 +20,8 @@ import numpy as np
 from quadrat_env.files import atomic_path, atomic_write
 
 META = "meta.json"
+#: Memo slots read or written at a time (64 MB of keys and values).
+CHUNK = 1 << 22
 
 
 def identity(solver: Any) -> dict[str, Any]:
@@ -36,17 +38,31 @@ def save(solver: Any, folder: Path, progress: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     old = read_meta(folder)
     generation = int(old["generation"]) + 1 if old else 0
-    used = solver.keys[:, 0] != -1
-    with atomic_path(folder / f"keys-{generation}.npy") as tmp:
-        np.save(tmp, solver.keys[used], allow_pickle=False)
-    with atomic_path(folder / f"vals-{generation}.npy") as tmp:
-        np.save(tmp, solver.vals[used], allow_pickle=False)
-    meta = {**identity(solver), "generation": generation, "positions": int(used.sum()), **progress}
+    positions = sum(
+        int((solver.keys[at : at + CHUNK, 0] != -1).sum()) for at in range(0, len(solver.keys), CHUNK)
+    )
+    for name, array in (("keys", solver.keys), ("vals", solver.vals)):
+        with atomic_path(folder / f"{name}-{generation}.npy") as tmp:
+            _filled_into(tmp, solver.keys, array, positions)
+    meta = {**identity(solver), "generation": generation, "positions": positions, **progress}
     atomic_write(folder / META, json.dumps(meta, indent=2))
     for stale in [*folder.glob("keys-*.npy"), *folder.glob("vals-*.npy")]:
         if stale.stem.split("-")[1] != str(generation):
             stale.unlink(missing_ok=True)
     return folder / META
+
+
+def _filled_into(path: Path, keys: np.ndarray, array: np.ndarray, positions: int) -> None:
+    """The rows of ``array`` where ``keys`` holds an entry, written to a .npy file a chunk at a time
+    (no copy of the whole memo: a checkpoint of 11 ranks stays within the solve's own memory)."""
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=array.dtype, shape=(positions, *array.shape[1:]))
+    done = 0
+    for at in range(0, len(keys), CHUNK):
+        chunk = array[at : at + CHUNK][keys[at : at + CHUNK, 0] != -1]
+        out[done : done + len(chunk)] = chunk
+        done += len(chunk)
+    out.flush()
+    del out
 
 
 def read_meta(folder: Path) -> dict[str, Any] | None:
@@ -71,9 +87,11 @@ def restore(solver: Any, folder: Path) -> dict[str, Any] | None:
         return None
     keys = _array(folder / f"keys-{meta['generation']}.npy", np.int64, (meta["positions"], solver.width))
     vals = _array(folder / f"vals-{meta['generation']}.npy", np.float64, (meta["positions"],))
-    if (keys[:, 0] == -1).any() or not ((vals >= 0) & (vals <= 1)).all():
-        raise ValueError(f"{folder}: the checkpoint holds entries that no solve writes")
-    solver.preload(keys, vals)
+    for at in range(0, len(keys), CHUNK):  # a chunk at a time: no second copy of the memo in memory
+        k, v = np.array(keys[at : at + CHUNK]), np.array(vals[at : at + CHUNK])
+        if (k[:, 0] == -1).any() or not ((v >= 0) & (v <= 1)).all():
+            raise ValueError(f"{folder}: the checkpoint holds entries that no solve writes")
+        solver.preload(k, v)
     return meta
 
 
