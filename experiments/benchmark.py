@@ -229,6 +229,18 @@ def update_page(page: Path, table: str, command: str, markers: tuple[str, str] =
     atomic_write(page, updated_page(page.read_text(encoding="utf-8"), table, command, markers, page))
 
 
+def write_tables(out: Path, name: str, data: Any, md: str, page: Path | None, command: str,
+                 markers: tuple[str, str]) -> None:  # fmt: skip
+    """A measurement's ``<out>/<name>.json`` and ``.md``, the table printed, and with a ``page``
+    (``--update-docs``) the table put between its markers there."""
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / f"{name}.json", json.dumps(data, indent=2))
+    atomic_write(out / f"{name}.md", md)
+    print("\n" + md)
+    if page is not None:
+        update_page(page, md, command, markers)
+
+
 def updated_page(text: str, table: str, command: str, markers: tuple[str, str], page: Path) -> str:
     """``text`` (``page``'s) with what stands between ``markers`` replaced by ``table``."""
     start, end = text.find(markers[0]), text.find(markers[1])

@@ -19,7 +19,6 @@ Writes ``<out>/throughput.json`` and ``<out>/throughput.md``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -29,11 +28,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.greedy import GreedyAgent
-from quadrat_env.experiments.benchmark import docs_page, update_page
+from quadrat_env.experiments.benchmark import docs_page, write_tables
 
 import quadrat_env
 from quadrat_env.extras import command
-from quadrat_env.files import atomic_write
 
 SIZES = (64, 1024, 4096)
 PAGE = Path("docs") / "speed.md"  # --update-docs, from the repository root
@@ -223,14 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.seconds > 0 or args.ppo_timesteps < 0:
         p.error("--seconds must be > 0 and --ppo-timesteps >= 0")
     results = run(args.seconds, args.ppo_timesteps)
-    args.out.mkdir(parents=True, exist_ok=True)
-    atomic_write(args.out / "throughput.json", json.dumps(results, indent=2))
-    md = table(results)
-    atomic_write(args.out / "throughput.md", md)
-    print(md)
-    if args.update_docs:
-        command = "python -m quadrat_env.experiments.throughput --update-docs"
-        update_page(PAGE, md, command, MARKERS)
+    command = "python -m quadrat_env.experiments.throughput --update-docs"
+    write_tables(args.out, "throughput", results, table(results), PAGE if args.update_docs else None, command,
+                 MARKERS)  # fmt: skip
     return 0
 
 

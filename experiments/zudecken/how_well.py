@@ -15,7 +15,6 @@ cost per decision (per deal for the bounds). All rows play ``reset(seed=10**9 + 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from functools import partial
@@ -34,13 +33,12 @@ from quadrat_env.experiments.benchmark import (
     docs_page,
     learned_from,
     model_paths,
-    update_page,
+    write_tables,
 )
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import at_least
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
@@ -142,14 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.update_docs:
         docs_page(p, PAGE)
     rows = run(args.deals, args.planner_deals, args.budgets, args.bound_deals, args.bound_samples)
-    args.out.mkdir(parents=True, exist_ok=True)
-    atomic_write(args.out / "how_well.json", json.dumps(rows, indent=2))
-    md = table(rows)
-    atomic_write(args.out / "how_well.md", md)
-    print("\n" + md)
-    if args.update_docs:
-        command = "python -m quadrat_env.experiments.zudecken.how_well " + " ".join(argv or sys.argv[1:])
-        update_page(PAGE, md, command, MARKERS)
+    command = "python -m quadrat_env.experiments.zudecken.how_well " + " ".join(argv or sys.argv[1:])
+    page = PAGE if args.update_docs else None
+    write_tables(args.out, "how_well", rows, table(rows), page, command, MARKERS)
     return 0
 
 
