@@ -207,9 +207,15 @@ def training_table(models: Path) -> str:
         summary = cfg_path.with_name(f"{cfg_path.stem}-summary.json")
         rounds = cfg_path.with_name(f"{cfg_path.stem}-rounds.json")
         if summary.is_file():
-            info = json.loads(summary.read_text())
-            lines.append(f"| {stem} | {cfg['seed']} | RL, {cfg['n_envs']} envs | {info['steps']:,} | "
-                         f"{info['seconds']:.0f} | {info['steps_per_second']:,} |")  # fmt: skip
+            info = json.loads(summary.read_text())  # train's summary counts steps, td's moves
+            steps, speed = (
+                info.get("steps", info.get("moves")),
+                info.get("steps_per_second", info.get("moves_per_second")),
+            )
+            method = f"{cfg.get('method', 'RL')}, {cfg['n_envs']} envs"
+            lines.append(
+                f"| {stem} | {cfg['seed']} | {method} | {steps:,} | {info['seconds']:.0f} | {speed:,} |"
+            )
         elif rounds.is_file():
             last = json.loads(rounds.read_text())[-1]
             method = (f"imitation, {cfg['rounds']} round(s) x {cfg['deals_per_round']:,} deals, "

@@ -108,7 +108,9 @@ class Learner:
         self.pend_r, self.pend_done = reward.astype(np.float32), terminated
         self.moves += len(actions)
         self.deals += int(terminated.sum())
-        self.wins += int(info["won"][terminated].sum()) if "won" in info else 0
+        # same-step autoreset: info describes the new deals, the ended ones' info is its final_info
+        ended = info.get("final_info", info)
+        self.wins += int(np.asarray(ended["won"])[terminated].sum()) if "won" in ended else 0
 
     def _explore(self, best: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """``best``, with a uniformly random legal move instead on a share ``epsilon`` of the deals."""

@@ -51,6 +51,8 @@ def test_a_tiny_run_learns_from_the_reward_alone():
     learned = win_rate(SB3Agent(learner.model, "td", masked=True))
     assert learned > start + 0.05
     assert learned > win_rate(RandomAgent(seed=0)) + 0.1
+    # the training deals' outcomes are counted from the ended deals' info (same-step autoreset)
+    assert learner.deals > 1000 and 0.05 < learner.summary()["training_win_rate"] < learned + 0.1
 
 
 def test_a_resumed_learner_reaches_the_uninterrupted_weights(tmp_path):
