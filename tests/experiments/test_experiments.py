@@ -194,7 +194,7 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
         throughput.main(["--seconds", "0"])
 
 
-@pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Quadrille"])
+@pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"])
 def test_committed_models_load_on_cpu_and_play_their_env(name):
     from quadrat_env.experiments.publish import MODELS
 
