@@ -80,8 +80,8 @@ DONE, FULL, PAUSE, CHECK_EVERY = 2, 1, 3, 256
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
 @numba.njit(nogil=True)
 def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
-    """The value of a position; -1.0 once the search is stopped (the memo is full, or another
-    thread is done). ``me``: the rules and this thread (``RULES``); ``keys``, ``vals``,
+    """The value of a position; -1.0 once the search is stopped (the memo is full, another thread
+    is done, or the solve pauses for a checkpoint). ``me``: the rules and this thread (``RULES``); ``keys``, ``vals``,
     ``shared``: the memo (``exact_memo``); ``iwork[depth]`` and
     ``fwork[depth]`` hold this call's working arrays (``WORK``), so that a call allocates
     nothing."""
@@ -189,7 +189,9 @@ def code_fingerprint() -> str:
 class ExactSolver:
     """Optimal values of Zudecken positions for a pack of 4 suits x ``n_ranks`` ranks (card
     ``suit * n_ranks + rank``; with 13 ranks, the env's card numbers). Values are memoised. A whole
-    solve (``win_rate``) runs ``threads`` searches over one memo (default: one a usable core)."""
+    solve (``win_rate``) runs ``threads`` searches over one memo (default: one a usable core).
+    ``lean``: only positions with at most two upcards are memoised, under one int a key, and the
+    last two cards of a refill are drawn together (a 12th of the memo at 7 ranks, for more time)."""
 
     def __init__(self, n_ranks: int = 13, win: str = "cleared", cover: str = "groups",
                  symmetric: bool = True, threads: int | None = None, lean: bool = False) -> None:  # fmt: skip
