@@ -81,10 +81,9 @@ DONE, FULL, PAUSE, CHECK_EVERY = 2, 1, 3, 256
 @numba.njit(nogil=True)
 def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
     """The value of a position; -1.0 once the search is stopped (the memo is full, another thread
-    is done, or the solve pauses for a checkpoint). ``me``: the rules and this thread (``RULES``); ``keys``, ``vals``,
-    ``shared``: the memo (``exact_memo``); ``iwork[depth]`` and
-    ``fwork[depth]`` hold this call's working arrays (``WORK``), so that a call allocates
-    nothing."""
+    is done, or the solve pauses for a checkpoint). ``me``: the rules and this thread (``RULES``);
+    ``keys``, ``vals``, ``shared``: the memo (``exact_memo``); ``iwork[depth]`` and ``fwork[depth]``
+    hold this call's working arrays (``WORK``), so that a call allocates nothing."""
     if load(shared, STOP, None):
         return -1.0
     n = me[N]
