@@ -271,13 +271,17 @@ class ExactSolver:
         self.keys, self.vals, self.shared = empty(max(capacity, 2 * keys.shape[0]), self.threads, self.width)
         insert(self.keys, self.vals, self.shared, keys, vals)
 
+    def reserve(self, slots: int) -> None:
+        """Room for the positions of a whole solve at once (``slots``: a power of two): no doubling of
+        the memo, and no second copy of it, midway."""
+        if self.keys.shape[0] < slots:
+            self._grow(slots)
+
     def win_rate(self) -> float:
         """From a uniformly random deal: the mean over the first four cards of the best play."""
         # A whole solve memoises at most about 400 * 4**n positions (24,000 at 4 ranks, 24.4M at 8): room
         # for them at once, up to 2**25 slots (800 MB), spares the memo most of its doublings.
-        slots = 1 << min(2 * self.n + 9, 25)
-        if self.keys.shape[0] < slots:
-            self._grow(slots)
+        self.reserve(1 << min(2 * self.n + 9, 25))
         return self.value(0, self.all_cards, self.threads)
 
     def groups(self, table: int) -> list[int]:

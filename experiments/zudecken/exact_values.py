@@ -49,7 +49,7 @@ def peak_mb() -> float:
 def solve(n: int, threads: int, every: float, folder: Path, say: Any) -> dict[str, Any]:
     """One pack's value, resumed from ``folder``'s checkpoint if it holds this solve's."""
     solver = ExactSolver(n, lean=True, threads=threads)
-    solver._grow(SLOTS[n])  # noqa: SLF001 - presized: no doubling (and no second table) mid-solve
+    solver.reserve(SLOTS[n])
     meta = exact_checkpoint.restore(solver, folder) or {}
     before, peak, start = (
         float(meta.get("seconds", 0.0)),
