@@ -171,6 +171,29 @@ def _draw(ax: Any, curves: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str
         ax.set_xlabel(xlabel, color=color)
 
 
+def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, float]) -> None:
+    """Validation win rate against moves of every training seed (``curves``: a panel title to its
+    seeds' curve.csv files), with the exact optimum as a dashed line where ``optimum`` knows it."""
+    fig, axes = plt.subplots(1, len(curves), figsize=(6.4 * len(curves), 3.8), squeeze=False)
+    for ax, (title, files) in zip(axes[0], curves.items(), strict=True):
+        for csv in files:
+            data = np.genfromtxt(csv, delimiter=",", names=True, ndmin=1)
+            seed = csv.stem.rsplit("-seed", 1)[1].split("-")[0]
+            ax.plot(data["moves"], data["win_rate"] * 100, marker="o", ms=3, lw=1.2, label=f"seed {seed}")
+        if title in optimum:
+            ax.axhline(optimum[title] * 100, color="tab:red", ls="--", lw=1.2,
+                       label=f"exact optimum {optimum[title]:.2%}")  # fmt: skip
+        ax.set_title(title)
+        ax.set_xlabel("moves (all deals)")
+        ax.set_ylabel("validation win rate, % (2,000 deals)")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+
+
 #: What reading a damaged or half-written (gzipped) CSV raises.
 UNREADABLE = (OSError, EOFError, ValueError, UnicodeDecodeError)
 

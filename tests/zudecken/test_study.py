@@ -113,3 +113,22 @@ def test_planner_curve_command(tmp_path):
     assert all(set(r["won_deals"]) <= {"0", "1"} for r in rows)
     assert [r["won_deals"].count("1") for r in rows] == [r["wins"] for r in rows]
     assert [r["samples"] for r in rows] == [1, 2] and all(r["episodes"] == 2 for r in rows)
+
+
+def test_the_td_curves_figure_draws_every_published_seed_and_the_optimum(tmp_path, capsys):
+    from quadrat_env.experiments.zudecken import td_curves
+
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    for seed in (0, 1):
+        (configs / f"Zudecken32-rl-seed{seed}-curve.csv").write_text(
+            "moves,seconds,deals,win_rate,ci_low,ci_high\n0,1,2000,0.14,0.12,0.16\n2000000,9,2000,0.5,0.48,0.52\n"
+        )
+    assert td_curves.optima(ROOT / "results" / "benchmark.json")["Zudecken32"] == pytest.approx(
+        0.6229, abs=1e-4
+    )
+    out = tmp_path / "td.png"
+    assert td_curves.main(["--models", str(tmp_path), "--out", str(out)]) == 0
+    assert out.stat().st_size > 0 and "Zudecken32 (2 seed(s))" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        td_curves.main(["--models", str(tmp_path / "none")])
