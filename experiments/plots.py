@@ -110,8 +110,8 @@ def _by_start(monitor: Path, n_envs: int) -> tuple[np.ndarray, np.ndarray]:
     (won) follow: a spike that is no property of the policy. Ordered by their start, every game of one
     moment counts. Left out: games that started too late to have ended whatever their length, and the
     first games, while the steps counted lag behind (each env's first game is still running)."""
-    ends, won = _episodes(monitor)
-    lengths = _episodes(monitor, lengths=True)[0]
+    lengths, won = _episodes(monitor, lengths=True)
+    ends = np.cumsum(lengths)  # the steps counted when each game ended (as _episodes gives them)
     started = ends - lengths * n_envs  # the envs step together: one step of a game is n_envs in all
     cycle = lengths.max() * n_envs if len(ends) else 0
     keep = (started >= cycle) & (started <= (ends.max() if len(ends) else 0) - cycle)
