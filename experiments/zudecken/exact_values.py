@@ -78,9 +78,10 @@ def solve(n: int, threads: int, every: float, folder: Path, say: Any) -> dict[st
 
 
 def record(out: Path, results: dict[str, Any], command_line: str, log: list[str]) -> None:
+    """Writes the results and the log: the earlier runs' lines (``log`` starts with them), then this run's."""
     results["command"], results["code"] = command_line, code_fingerprint()
     atomic_write(out / "zudecken_exact.json", json.dumps(results, indent=2) + "\n")
-    atomic_write(out / "zudecken_exact.log", "\n".join([command_line, *log]) + "\n")
+    atomic_write(out / "zudecken_exact.log", "\n".join(log) + "\n")
     if "13" in results["ranks"]:  # the 52-card optimum, beside the bracket it replaces
         path = out / "zudecken_optimum.json"
         optimum = json.loads(path.read_text()) if path.is_file() else {"env_id": "quadrat_env/Zudecken-v0"}
@@ -88,6 +89,18 @@ def record(out: Path, results: dict[str, Any], command_line: str, log: list[str]
         optimum["exact"] = solved["value"]
         optimum["exact_solve"] = {**solved, "command": command_line, "log": str(out / "zudecken_exact.log")}
         atomic_write(path, json.dumps(optimum, indent=2) + "\n")
+
+
+def earlier(out: Path) -> tuple[dict[str, Any], list[str]]:
+    """The packs earlier runs solved with this code, each naming its command, and their log lines."""
+    path, log_path = out / "zudecken_exact.json", out / "zudecken_exact.log"
+    results = json.loads(path.read_text()) if path.is_file() else {}
+    if results.get("code") != code_fingerprint():  # values of other code: computed again
+        results = {}
+    results.setdefault("ranks", {})
+    for done in results["ranks"].values():
+        done.setdefault("command", results.get("command"))
+    return results, log_path.read_text().splitlines() if results["ranks"] and log_path.is_file() else []
 
 
 @command
@@ -109,11 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists() and not args.out.is_dir():
         p.error(f"--out {args.out} is a file, not a folder")
     line = "python -m quadrat_env.experiments.zudecken.exact_values " + " ".join(argv or sys.argv[1:])
-    path, log = args.out / "zudecken_exact.json", []
-    results = json.loads(path.read_text()) if path.is_file() else {}
-    if results.get("code") != code_fingerprint():  # values of other code: computed again
-        results = {}
-    results.setdefault("ranks", {})
+    path = args.out / "zudecken_exact.json"
+    results, log = earlier(args.out)
+    log.append(line)
 
     def say(text: str) -> None:
         log.append(text)
@@ -125,12 +136,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         folder = (args.cache or cache_dir()) / "exact" / f"{n}-cleared-groups"
         try:
-            results["ranks"][str(n)] = solve(n, args.threads, args.checkpoint_minutes * 60, folder, say)
+            solved = solve(n, args.threads, args.checkpoint_minutes * 60, folder, say)
         except KeyboardInterrupt:  # the solve saved a checkpoint on its way out
             print(f"exact_values: stopped by Ctrl-C; checkpoint in {folder}: the same command resumes",
                   file=sys.stderr)  # fmt: skip
             return 130
-        done = results["ranks"][str(n)]
+        done = results["ranks"][str(n)] = {**solved, "command": line}
         say(f"{n} ranks: optimal win rate {done['digits']}, {done['positions']:,} positions, "
             f"{done['seconds']:.0f} s on {args.threads} threads, peak {done['peak_mb']} MB")  # fmt: skip
         results["ranks"] = dict(sorted(results["ranks"].items(), key=lambda kv: int(kv[0])))

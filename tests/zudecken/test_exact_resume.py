@@ -75,3 +75,17 @@ def test_a_checkpoint_of_another_solve_is_not_used_and_a_damaged_one_is_an_error
     (tmp_path / "meta.json").write_text("{")
     with pytest.raises(ValueError, match="meta.json is not a readable checkpoint"):
         exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
+
+
+def test_packs_solved_by_separate_runs_keep_their_commands_and_log_lines(tmp_path):
+    out, cache = tmp_path / "results", tmp_path / "cache"
+    for n in (5, 4):
+        assert exact_values.main(["--ranks", str(n), str(n), "--threads", "1", "--out", str(out),
+                                  "--cache", str(cache)]) == 0  # fmt: skip
+    ranks = json.loads((out / "zudecken_exact.json").read_text())["ranks"]
+    assert list(ranks) == ["4", "5"]
+    assert [ranks[n]["command"].split("--ranks ")[1][:3] for n in ranks] == ["4 4", "5 5"]
+    log = (out / "zudecken_exact.log").read_text().splitlines()
+    commands = [line for line in log if line.startswith("python -m")]
+    assert commands == [ranks["5"]["command"], ranks["4"]["command"]]  # in the order they ran
+    assert sum("optimal win rate" in line for line in log) == 2
