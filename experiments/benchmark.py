@@ -145,7 +145,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = list(run_tasks(partial(run_task, args=args), todo[::-1], args.jobs, _describe, ray=args.ray))[::-1]
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
-            "rows": rows, "learned": learned_summary(rows)}  # fmt: skip
+            "rows": rows, "learned": learned_summary(rows),
+            "exact_optima": studies.exact_optima()}  # fmt: skip
+
+
+def exact_optima(result: dict[str, Any]) -> dict[str, float]:
+    """Env ID -> the exact optimum: the optimal agent's where it played, else the studies' results."""
+    optima = dict(result.get("exact_optima", {}))
+    return optima | {r["env_id"]: r["exact_optimum"] for r in result["rows"] if "exact_optimum" in r}
 
 
 def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -167,8 +174,7 @@ def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def markdown(result: dict[str, Any]) -> str:
     head = ("| env | agent | deals | win rate | 95% CI (Wilson) | of the exact optimum | mean cards left "
             "| illegal-action rate | seconds |\n|---|---|---:|---:|---|---:|---:|---:|---:|")  # fmt: skip
-    lines = [head]
-    optimum = {r["env_id"]: r["exact_optimum"] for r in result["rows"] if "exact_optimum" in r}
+    lines, optimum = [head], exact_optima(result)
     rows = result["rows"]
     for i, r in enumerate(rows):
         agent = r["agent"] + (f" (train seed {r['train_seed']})" if "train_seed" in r else "")

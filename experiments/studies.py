@@ -2,7 +2,8 @@
 found by walking the folder, so that the shared commands never name a game.
 
 A study's ``__init__`` may define ``readme_sections(result)``: the README sections the benchmark's
-``--update-docs`` writes from its result, as ``[((start marker, end marker), markdown), ...]``.
+``--update-docs`` writes from its result, as ``[((start marker, end marker), markdown), ...]``, and
+``exact_optima()``: the exact optimal win rates its committed results hold, ``{env ID: rate}``.
 """
 
 from __future__ import annotations
@@ -25,3 +26,9 @@ def readme_sections(result: dict[str, Any]) -> list[tuple[tuple[str, str], str]]
     """Every study's README sections for a benchmark result."""
     return [section for study in studies() if hasattr(study, "readme_sections")
             for section in study.readme_sections(result)]  # fmt: skip
+
+
+def exact_optima() -> dict[str, float]:
+    """Every study's exact optima from its committed results: env ID -> the optimal win rate."""
+    return {env_id: rate for study in studies() if hasattr(study, "exact_optima")
+            for env_id, rate in study.exact_optima().items()}  # fmt: skip

@@ -58,7 +58,9 @@ def headline(result: dict[str, Any]) -> str:
     """The README's table: each Zudecken player's win rate beside the exact optimum where known."""
     ids = [i for i in IDS if any(r["env_id"] == i for r in result["rows"])]
     rate = _rates(result)
-    optimum = {r["env_id"]: r["exact_optimum"] for r in result["rows"] if "exact_optimum" in r}
+    from quadrat_env.experiments.benchmark import exact_optima
+
+    optimum = exact_optima(result)
     names = [env_name(i) for i in ids]
     lines = ["| player | " + " | ".join(f"{n} win rate | {n}, of the optimum" for n in names) + " |",
              "|---|" + "---:|---:|" * len(ids)]  # fmt: skip

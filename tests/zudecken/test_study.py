@@ -29,6 +29,27 @@ def test_the_readme_headline_is_the_benchmarks_zudecken_table():
     assert "| **exact optimum** | not known | – | 62.29% | 100% |" in table
 
 
+def test_the_52_card_optimum_once_computed_fills_the_headline_and_the_benchmark_table(tmp_path):
+    from quadrat_env.experiments.benchmark import markdown
+    from quadrat_env.experiments.zudecken import exact_optima
+    from quadrat_env.experiments.zudecken.headline import headline
+
+    result = json.loads((ROOT / "results" / "benchmark.json").read_text())
+    result["exact_optima"] = {ZU: 0.5}
+    greedy = next(r["win_rate"] for r in result["rows"] if r["env_id"] == ZU and r["agent"] == "greedy")
+    assert f"| greedy (largest group) | {greedy:.2%} | {greedy / 0.5:.1%} |" in headline(result)
+    assert "| **exact optimum** | 50.00% | 100% | 62.29% | 100% |" in headline(result)
+    assert "| Zudecken | exact optimum (agents.zudecken.exact) | – | 50.00% |" in markdown(result)
+    (tmp_path / "zudecken_optimum.json").write_text('{"exact": null, "lower": 0.25}')
+    assert exact_optima(tmp_path) == {}  # not yet computed
+    (tmp_path / "zudecken_optimum.json").write_text('{"exact": 0.3}')
+    assert exact_optima(tmp_path) == {ZU: 0.3}
+    for bad, why in (('{"exact": 2}', "must be a win rate"), ("[", "not a readable optimum file")):
+        (tmp_path / "zudecken_optimum.json").write_text(bad)
+        with pytest.raises(ValueError, match=why):
+            exact_optima(tmp_path)
+
+
 def test_imitation_behaviour_model_plays_round_0(models, tmp_path):
     """``--behaviour MODEL``: round 0 labels the decisions that model reaches (here with no random
     moves: exactly its own play), and the run's config names it."""
