@@ -4,11 +4,12 @@
 
 Each pack is solved by ``ExactSolver(n, lean=True)`` (positions with at most two upcards memoised,
 16 bytes each). Every ``--checkpoint-minutes`` the searches pause and the memo is saved to
-``<cache>/exact/<n>-<win>-<cover>/`` (``agents.zudecken.exact_checkpoint``); so does Ctrl-C. Run again,
-the command skips the packs already in the results file and resumes the others from their checkpoint
-(a checkpoint of other code is not used: that pack starts over). Results: ``results/zudecken_exact.json``
-(ranks -> value to 12 digits, positions, seconds over every part, peak memory) and its log; with 13
-ranks, the exact 52-card optimum also goes into ``results/zudecken_optimum.json``.
+``<cache>/exact/<n>-<win>-<cover>/`` (``agents.zudecken.exact_checkpoint``); so do Ctrl-C and SIGTERM.
+Run again, the command skips the packs already in the results file and resumes the others from
+their checkpoint (a checkpoint of other code is not used: that pack starts over). Results:
+``results/zudecken_exact.json`` (ranks -> value to 12 digits, positions, seconds over every part,
+peak memory, command) and its log; with 13 ranks, the exact 52-card optimum also goes into
+``results/zudecken_optimum.json``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import resource
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -103,8 +105,15 @@ def earlier(out: Path) -> tuple[dict[str, Any], list[str]]:
     return results, log_path.read_text().splitlines() if results["ranks"] and log_path.is_file() else []
 
 
-@command
-def main(argv: list[str] | None = None) -> int:
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is: the solve checkpoints on its way out."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Stopped
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ranks", type=int, nargs=2, default=(4, 13), metavar=("FIRST", "LAST"))
     p.add_argument("--threads", type=at_least(1), default=usable_cores())
@@ -113,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--cache", type=Path, default=None, help="checkpoints' parent folder (default: the user cache)"
     )
+    return p
+
+
+@command
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     first, last = args.ranks
     if not MIN_RANKS <= first <= last <= MAX_RANKS or first < min(SLOTS):
@@ -122,7 +137,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists() and not args.out.is_dir():
         p.error(f"--out {args.out} is a file, not a folder")
     line = "python -m quadrat_env.experiments.zudecken.exact_values " + " ".join(argv or sys.argv[1:])
-    path = args.out / "zudecken_exact.json"
+    args.out.mkdir(parents=True, exist_ok=True)
+    before = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return solve_all(args, line)
+    except KeyboardInterrupt as stop:  # the solve saved a checkpoint on its way out
+        how = "SIGTERM" if isinstance(stop, Stopped) else "Ctrl-C"
+        print(f"exact_values: stopped by {how}; {stop.args[0] if stop.args else ''}the same command resumes",
+              file=sys.stderr)  # fmt: skip
+        return 128 + (signal.SIGTERM if isinstance(stop, Stopped) else signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def solve_all(args: argparse.Namespace, line: str) -> int:
+    """Each pack of ``--ranks`` not yet in the results, recorded as it is solved."""
     results, log = earlier(args.out)
     log.append(line)
 
@@ -130,24 +159,21 @@ def main(argv: list[str] | None = None) -> int:
         log.append(text)
         print(text, file=sys.stderr, flush=True)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    for n in range(first, last + 1):
+    for n in range(args.ranks[0], args.ranks[1] + 1):
         if str(n) in results["ranks"]:
             continue
         folder = (args.cache or cache_dir()) / "exact" / f"{n}-cleared-groups"
         try:
             solved = solve(n, args.threads, args.checkpoint_minutes * 60, folder, say)
-        except KeyboardInterrupt:  # the solve saved a checkpoint on its way out
-            print(f"exact_values: stopped by Ctrl-C; checkpoint in {folder}: the same command resumes",
-                  file=sys.stderr)  # fmt: skip
-            return 130
+        except KeyboardInterrupt as stop:
+            raise type(stop)(f"checkpoint in {folder}: ") from None
         done = results["ranks"][str(n)] = {**solved, "command": line}
         say(f"{n} ranks: optimal win rate {done['digits']}, {done['positions']:,} positions, "
             f"{done['seconds']:.0f} s on {args.threads} threads, peak {done['peak_mb']} MB")  # fmt: skip
         results["ranks"] = dict(sorted(results["ranks"].items(), key=lambda kv: int(kv[0])))
         record(args.out, results, line, log)
         shutil.rmtree(folder, ignore_errors=True)  # recorded: its checkpoint (GBs at 13 ranks) is done with
-    print(f"wrote {path}: ranks {', '.join(results['ranks'])}")
+    print(f"wrote {args.out / 'zudecken_exact.json'}: ranks {', '.join(results['ranks'])}")
     return 0
 
 

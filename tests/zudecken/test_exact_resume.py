@@ -1,4 +1,4 @@
-"""A lean exact solve stopped at any moment (Ctrl-C, kill -9) resumes from its checkpoint to the same
+"""A lean exact solve stopped at any moment (Ctrl-C, SIGTERM, kill -9) resumes from its checkpoint to the same
 value to the bit; a checkpoint of another solve is not used, a damaged one is an error."""
 
 from __future__ import annotations
@@ -44,18 +44,21 @@ def uninterrupted() -> str:
     return ExactSolver(RANKS, lean=True, threads=1).win_rate().hex()
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill -9", "Ctrl-C"])
+@pytest.mark.parametrize(
+    "how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["kill -9", "Ctrl-C", "SIGTERM"]
+)
 def test_a_stopped_solve_resumes_to_the_same_value_to_the_bit(how, uninterrupted, tmp_path):
     run = start(tmp_path / "results", tmp_path / "cache")
     after_a_checkpoint(tmp_path / "cache")
     os.kill(run.pid, how)
     _, err = run.communicate(timeout=60)
-    assert run.returncode == (-9 if how == signal.SIGKILL else 130)
+    assert run.returncode == (-9 if how == signal.SIGKILL else 128 + how)
     assert not (tmp_path / "results" / "zudecken_exact.json").exists()
-    if how == signal.SIGINT:  # Ctrl-C: one line, after a checkpoint of the moment
+    if how != signal.SIGKILL:  # Ctrl-C, SIGTERM: one line, after a checkpoint of the moment
         *_, saved, last = err.strip().splitlines()
         assert "Traceback" not in err and saved.endswith("checkpoint saved")
-        assert last.startswith("exact_values: stopped by Ctrl-C; checkpoint in")
+        name = "Ctrl-C" if how == signal.SIGINT else "SIGTERM"
+        assert last.startswith(f"exact_values: stopped by {name}; checkpoint in")
     assert exact_values.main(args(tmp_path / "results", tmp_path / "cache")) == 0
     result = json.loads((tmp_path / "results" / "zudecken_exact.json").read_text())["ranks"][str(RANKS)]
     assert result["resumed"] and result["hex"] == uninterrupted
