@@ -8,8 +8,8 @@ Each pack is solved by ``ExactSolver(n, lean=True)`` (positions with at most two
 Run again, the command skips the packs already in the results file and resumes the others from
 their checkpoint (a checkpoint of other code is not used: that pack starts over). Results:
 ``results/zudecken_exact.json`` (ranks -> value to 12 digits, positions, seconds over every part,
-peak memory, command) and its log; with 13 ranks, the exact 52-card optimum also goes into
-``results/zudecken_optimum.json``.
+peak memory, command, the search code's fingerprint) and its log; with 13 ranks, the exact 52-card
+optimum also goes into ``results/zudecken_optimum.json``.
 """
 
 from __future__ import annotations
@@ -79,9 +79,8 @@ def solve(n: int, threads: int, every: float, folder: Path, say: Any) -> dict[st
             "resumed": bool(meta)}  # fmt: skip
 
 
-def record(out: Path, results: dict[str, Any], command_line: str, log: list[str]) -> None:
+def record(out: Path, results: dict[str, Any], log: list[str]) -> None:
     """Writes the results and the log: the earlier runs' lines (``log`` starts with them), then this run's."""
-    results["command"], results["code"] = command_line, code_fingerprint()
     atomic_write(out / "zudecken_exact.json", json.dumps(results, indent=2) + "\n")
     atomic_write(out / "zudecken_exact.log", "\n".join(log) + "\n")
     if "13" in results["ranks"]:  # the 52-card optimum, beside the bracket it replaces
@@ -89,20 +88,21 @@ def record(out: Path, results: dict[str, Any], command_line: str, log: list[str]
         optimum = json.loads(path.read_text()) if path.is_file() else {"env_id": "quadrat_env/Zudecken-v0"}
         solved = results["ranks"]["13"]
         optimum["exact"] = solved["value"]
-        optimum["exact_solve"] = {**solved, "command": command_line, "log": str(out / "zudecken_exact.log")}
+        optimum["exact_solve"] = {**solved, "log": str(out / "zudecken_exact.log")}
         atomic_write(path, json.dumps(optimum, indent=2) + "\n")
 
 
 def earlier(out: Path) -> tuple[dict[str, Any], list[str]]:
-    """The packs earlier runs solved with this code, each naming its command, and their log lines."""
+    """The packs earlier runs solved, each naming its command and the fingerprint of the search
+    that solved it (a pack solved by other code is kept: a faster search finds the same values, and
+    the fingerprint tells which code found each), and their log lines."""
     path, log_path = out / "zudecken_exact.json", out / "zudecken_exact.log"
     results = json.loads(path.read_text()) if path.is_file() else {}
-    if results.get("code") != code_fingerprint():  # values of other code: computed again
-        results = {}
-    results.setdefault("ranks", {})
-    for done in results["ranks"].values():
+    ranks = results.get("ranks", {})
+    for done in ranks.values():  # files of before the stamps a pack: the file's own
         done.setdefault("command", results.get("command"))
-    return results, log_path.read_text().splitlines() if results["ranks"] and log_path.is_file() else []
+        done.setdefault("code", results.get("code"))
+    return {"ranks": ranks}, log_path.read_text().splitlines() if ranks and log_path.is_file() else []
 
 
 class Stopped(KeyboardInterrupt):
@@ -161,17 +161,19 @@ def solve_all(args: argparse.Namespace, line: str) -> int:
 
     for n in range(args.ranks[0], args.ranks[1] + 1):
         if str(n) in results["ranks"]:
+            if results["ranks"][str(n)]["code"] != code_fingerprint():
+                say(f"{n} ranks: kept as solved by other code ({results['ranks'][str(n)]['code']})")
             continue
         folder = (args.cache or cache_dir()) / "exact" / f"{n}-cleared-groups"
         try:
             solved = solve(n, args.threads, args.checkpoint_minutes * 60, folder, say)
         except KeyboardInterrupt as stop:
             raise type(stop)(f"checkpoint in {folder}: ") from None
-        done = results["ranks"][str(n)] = {**solved, "command": line}
+        done = results["ranks"][str(n)] = {**solved, "command": line, "code": code_fingerprint()}
         say(f"{n} ranks: optimal win rate {done['digits']}, {done['positions']:,} positions, "
             f"{done['seconds']:.0f} s on {args.threads} threads, peak {done['peak_mb']} MB")  # fmt: skip
         results["ranks"] = dict(sorted(results["ranks"].items(), key=lambda kv: int(kv[0])))
-        record(args.out, results, line, log)
+        record(args.out, results, log)
         shutil.rmtree(folder, ignore_errors=True)  # recorded: its checkpoint (GBs at 13 ranks) is done with
     print(f"wrote {args.out / 'zudecken_exact.json'}: ranks {', '.join(results['ranks'])}")
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from quadrat_env.agents.zudecken import exact_checkpoint
-from quadrat_env.agents.zudecken.exact import ExactSolver
+from quadrat_env.agents.zudecken.exact import ExactSolver, code_fingerprint
 from quadrat_env.experiments.zudecken import exact_values
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +80,7 @@ def test_a_checkpoint_of_another_solve_is_not_used_and_a_damaged_one_is_an_error
         exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
 
 
-def test_packs_solved_by_separate_runs_keep_their_commands_and_log_lines(tmp_path):
+def test_packs_solved_by_separate_runs_keep_their_commands_and_log_lines(tmp_path, capsys):
     out, cache = tmp_path / "results", tmp_path / "cache"
     for n in (5, 4):
         assert exact_values.main(["--ranks", str(n), str(n), "--threads", "1", "--out", str(out),
@@ -92,3 +92,11 @@ def test_packs_solved_by_separate_runs_keep_their_commands_and_log_lines(tmp_pat
     commands = [line for line in log if line.startswith("python -m")]
     assert commands == [ranks["5"]["command"], ranks["4"]["command"]]  # in the order they ran
     assert sum("optimal win rate" in line for line in log) == 2
+    assert {ranks[n]["code"] for n in ranks} == {code_fingerprint()}
+    # a pack solved by other code (a faster search) is kept, and said to be
+    results = json.loads((out / "zudecken_exact.json").read_text())
+    results["ranks"]["4"]["code"] = "other"
+    (out / "zudecken_exact.json").write_text(json.dumps(results))
+    assert exact_values.main(["--ranks", "4", "5", "--out", str(out), "--cache", str(cache)]) == 0
+    assert json.loads((out / "zudecken_exact.json").read_text())["ranks"] == results["ranks"]
+    assert "4 ranks: kept as solved by other code (other)\n" in capsys.readouterr().err
