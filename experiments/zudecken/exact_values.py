@@ -99,7 +99,7 @@ def earlier(out: Path) -> tuple[dict[str, Any], list[str]]:
     path, log_path = out / "zudecken_exact.json", out / "zudecken_exact.log"
     results = json.loads(path.read_text()) if path.is_file() else {}
     ranks = results.get("ranks", {})
-    for done in ranks.values():  # files of before the stamps a pack: the file's own
+    for done in ranks.values():  # a file from before each pack had its own: the file's
         done.setdefault("command", results.get("command"))
         done.setdefault("code", results.get("code"))
     return {"ranks": ranks}, log_path.read_text().splitlines() if ranks and log_path.is_file() else []
