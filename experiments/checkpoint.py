@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 import zipfile
 from collections import OrderedDict
 from pathlib import Path
@@ -162,6 +163,9 @@ def snapshot(model: Any, callbacks: list[Any], run_dir: Path) -> tuple[dict[str,
         "rng": global_rngs(arrays),
         # Monitor logs are appended to; on resume they are cut back to what they held here
         "monitor_sizes": {p.name: p.stat().st_size for p in monitor_files(run_dir)},
+        # and each Monitor's clock (its time column) goes on from where it stood here
+        "monitor_clocks": [time.time() - o.t_start for o in env_objects(model.get_env())
+                           if hasattr(o, "t_start")],
     }  # fmt: skip
     return meta, arrays
 

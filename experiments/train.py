@@ -298,9 +298,12 @@ def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     keeper.saved_at, keeper.seconds_before = meta["num_timesteps"], float(meta.get("seconds", 0.0))
     for cb in keeper.others:  # the curve's clock counts the run so far, not this process's part
         cb.start = time.perf_counter() - keeper.seconds_before
-    for obj in checkpoint.env_objects(venv):  # and so does the Monitor logs' time column
+    # and each Monitor log's time column goes on from where it stood (a Monitor starts its clock
+    # before the run's: checkpoints of before the clocks were kept fall back on the run's)
+    clocks = iter(meta.get("monitor_clocks", []))
+    for obj in checkpoint.env_objects(venv):
         if hasattr(obj, "t_start"):
-            obj.t_start = time.time() - keeper.seconds_before
+            obj.t_start = time.time() - next(clocks, keeper.seconds_before)
     return model
 
 

@@ -29,6 +29,13 @@ def argv(algo: str, vec: str, out) -> list[str]:  # noqa: ANN001
 def test_an_interrupted_run_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, algo, vec):
     from quadrat_env.agents.safe_load import load_model
 
+    init = train.Checkpointer.__init__
+
+    def slow_start(self, *args):  # noqa: ANN001, ANN002, ANN202 - as if the model took long to build:
+        time.sleep(0.3)  # the Monitors' clocks start well before the run's
+        init(self, *args)
+
+    monkeypatch.setattr(train.Checkpointer, "__init__", slow_start)
     assert train.main(argv(algo, vec, tmp_path / "a")) == 0
     at_boundary = train.Checkpointer.at_boundary
 
