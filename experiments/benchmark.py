@@ -137,6 +137,7 @@ def _describe(task: tuple[Any, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    optima = studies.exact_optima()  # read first: a bad results file stops the run before its work
     todo = [t for env_id in args.env or env_ids() for t in tasks(env_id, args)]
     if args.jobs > 1 or args.ray is not None:
         args.no_progress = True  # bars from several processes would garble the terminal
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
             "rows": rows, "learned": learned_summary(rows),
-            "exact_optima": studies.exact_optima()}  # fmt: skip
+            "exact_optima": optima}  # fmt: skip
 
 
 def exact_optima(result: dict[str, Any]) -> dict[str, float]:
