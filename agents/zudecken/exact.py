@@ -79,7 +79,7 @@ DONE, FULL, PAUSE, CHECK_EVERY = 2, 1, 3, 256
 
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
 @numba.njit(nogil=True)
-def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+def _value(table, unseen, me, keys, vals, shared, iwork, fwork, cache, depth):  # noqa: ANN001, ANN202
     """The value of a position; -1.0 once the search is stopped (the memo is full, another thread
     is done, or the solve pauses for a checkpoint). ``me``: the rules and this thread (``RULES``);
     ``keys``, ``vals``, ``shared``: the memo (``exact_memo``); ``iwork[depth]`` and ``fwork[depth]``
@@ -102,9 +102,9 @@ def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa:
         if v == v:  # not NaN: memoised
             return v
     if up < 4 and unseen != 0:
-        result = _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth)
+        result = _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, cache, depth)
     else:
-        result = _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth)
+        result = _decide(table, unseen, me, keys, vals, shared, iwork, fwork, cache, depth)
     if result < 0 or not kept:
         return result
     before = entries(shared, me[THREAD])
@@ -117,7 +117,7 @@ def _value(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa:
 # Thread ``me[THREAD]`` of ``me[THREADS]`` takes the moves and draws in its own rotation, so that
 # threads sharing the memo start on different positions and seldom work on the same one at once.
 @numba.njit(nogil=True)
-def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, cache, depth):  # noqa: ANN001, ANN202
     """The best coverable group's value; with none, whether the game is won."""
     groups = iwork[depth][GROUPS:REP]
     count = legal_groups(table, me[N], me[MAX_GROUP], groups)
@@ -125,7 +125,7 @@ def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa
     shift = me[THREAD] * count // me[THREADS]
     for j in range(count):
         g = groups[j + shift - count if j + shift >= count else j + shift]
-        v = _value(table & ~g, unseen, me, keys, vals, shared, iwork, fwork, depth + 1)
+        v = _value(table & ~g, unseen, me, keys, vals, shared, iwork, fwork, cache, depth + 1)
         if v < 0:
             return v
         result = max(result, v)
@@ -133,7 +133,7 @@ def _decide(table, unseen, me, keys, vals, shared, iwork, fwork, depth):  # noqa
 
 
 @numba.njit(nogil=True)
-def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, cache, depth):  # noqa: ANN001, ANN202
     """The mean over the next card, each unseen one alike. Two unseen cards of one suit whose rank
     columns are equal lead to positions equal up to swapping those ranks: each such class is
     valued once, with its size as weight (without symmetry, every card on its own). Lean, the last
@@ -141,13 +141,13 @@ def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  
     n, row, found = me[N], iwork[depth], fwork[depth]
     m = classes(unseen, base, n, me[SYMMETRIC], row)
     if me[LEAN] and popcount(table) == 2 and popcount(unseen) >= 2:
-        return _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, depth)
+        return _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, cache, depth)
     weight, first, order = row[WEIGHT : WEIGHT + SUITS * n], row[FIRST : FIRST + SUITS * n], row[ORDER:]
     shift = me[THREAD] * m // me[THREADS]
     for j in range(m):
         at = j + shift - m if j + shift >= m else j + shift
         bit = np.int64(1) << first[order[at]]
-        v = _value(table | bit, unseen & ~bit, me, keys, vals, shared, iwork, fwork, depth + 1)
+        v = _value(table | bit, unseen & ~bit, me, keys, vals, shared, iwork, fwork, cache, depth + 1)
         if v < 0:
             return v
         found[at] = weight[order[at]] * v
@@ -155,7 +155,7 @@ def _refill(table, unseen, base, me, keys, vals, shared, iwork, fwork, depth):  
 
 
 @numba.njit(nogil=True)
-def _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, depth):  # noqa: ANN001, ANN202
+def _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, cache, depth):  # noqa: ANN001, ANN202
     """The mean over the two cards that fill a table of two upcards, drawn together: each pair of
     classes once, weighted by the pairs of cards it stands for. Cards of one class are alike; two
     classes of one rank set (two suits) give two kinds of pair: the same rank, or two ranks."""
@@ -171,13 +171,38 @@ def _refill_pair(table, unseen, m, me, keys, vals, shared, iwork, fwork, depth):
                 if w == 0:
                     continue
                 cards = (np.int64(1) << x) | (np.int64(1) << y)
-                v = _decide(table | cards, unseen & ~cards, me, keys, vals, shared, iwork, fwork, depth + 1)
+                v = _full(
+                    table | cards, unseen & ~cards, me, keys, vals, shared, iwork, fwork, cache, depth + 1
+                )
                 if v < 0:
                     return v
                 found[terms] = w * v
                 terms += 1
     u = popcount(unseen)
     return sum_sorted(found[:terms]) / (u * (u - 1) // 2)
+
+
+@numba.njit(nogil=True)
+def _full(table, unseen, me, keys, vals, shared, iwork, fwork, cache, depth):  # noqa: ANN001, ANN202
+    """A full table's value (``_decide``), kept in this thread's own lossy cache (``cache``: rows of
+    key, key, value; a slot's newest position wins): a full table is reached again from each pair
+    of its upcards, and valuing its groups again costs more than keying it once."""
+    if cache.shape[0] <= 1:
+        return _decide(table, unseen, me, keys, vals, shared, iwork, fwork, cache, depth)
+    n, row = me[N], iwork[depth]
+    if me[SYMMETRIC]:
+        base = columns_into(table, unseen, n, row[BASE : BASE + n])
+        hi, lo = key_into(base, row[SIG : SIG + SUITS], row[COLS : COLS + n])
+    else:
+        hi, lo = table, unseen
+    h = (hi * 0x9E3779B97F4A7C15 + lo * 0x2B2AE3D27D4EB4F) & 0x7FFFFFFFFFFFFFFF
+    slot = (h ^ (h >> 29)) & (cache.shape[0] - 1)
+    if cache[slot, 0] == hi and cache[slot, 1] == lo:  # both below 2**53: exact as floats
+        return cache[slot, 2]
+    v = _decide(table, unseen, me, keys, vals, shared, iwork, fwork, cache, depth)
+    if v >= 0:
+        cache[slot, 0], cache[slot, 1], cache[slot, 2] = hi, lo, v
+    return v
 
 
 def code_fingerprint() -> str:
@@ -190,14 +215,18 @@ class ExactSolver:
     ``suit * n_ranks + rank``; with 13 ranks, the env's card numbers). Values are memoised. A whole
     solve (``win_rate``) runs ``threads`` searches over one memo (default: one a usable core).
     ``lean``: only positions with at most two upcards are memoised, under one int a key, and the
-    last two cards of a refill are drawn together (a 12th of the memo at 7 ranks, for more time)."""
+    last two cards of a refill are drawn together (a 12th of the memo at 7 ranks, for more time), and
+    each thread keeps the values of ``cache_slots`` full tables it valued last (24 bytes a slot)."""
 
     def __init__(self, n_ranks: int = 13, win: str = "cleared", cover: str = "groups",
-                 symmetric: bool = True, threads: int | None = None, lean: bool = False) -> None:  # fmt: skip
+                 symmetric: bool = True, threads: int | None = None, lean: bool = False,
+                 cache_slots: int = 1 << 20) -> None:  # fmt: skip
         if whole("n_ranks", n_ranks, minimum=MIN_RANKS) > MAX_RANKS:
             raise ValueError(f"n_ranks must be {MIN_RANKS}..{MAX_RANKS}, got {n_ranks}")
         choice("win", win, WINS), choice("cover", cover, COVERS)
         self.threads = usable_cores() if threads is None else whole("threads", threads, minimum=1)
+        if whole("cache_slots", cache_slots, minimum=1) & (cache_slots - 1):
+            raise ValueError(f"cache_slots must be a power of two, got {cache_slots}")
         self.n, self.win, self.cover, self.symmetric = int(n_ranks), win, cover, symmetric
         self.max_group = 4 if cover == "groups" else 2
         self.need_clear = win == "cleared"
@@ -209,7 +238,8 @@ class ExactSolver:
         told = (self.n, self.max_group, self.need_clear, self.symmetric, 0, 1, self.lean)
         self.work = [
             (np.array(told, dtype=np.int64), np.zeros((6 * self.n + 2, WORK), dtype=np.int64),
-             np.zeros((6 * self.n + 2, (SUITS * self.n) ** 2)))  # a term per kind of pair at most
+             np.zeros((6 * self.n + 2, (SUITS * self.n) ** 2)),  # a term per kind of pair at most
+             np.full((cache_slots if self.lean else 1, 3), -1.0))
             for _ in range(self.threads)
         ]  # fmt: skip
         self.width = 1 if self.lean and symmetric else 2  # lean: compact keys, 16 bytes a position
@@ -258,9 +288,11 @@ class ExactSolver:
             return [f.result() for f in futures]
 
     def _search(self, table: int, unseen: int, thread: int, threads: int) -> float:
-        me, iwork, fwork = self.work[thread]
+        me, iwork, fwork, cache = self.work[thread]
         me[THREAD], me[THREADS] = thread, threads
-        v = _value(np.int64(table), np.int64(unseen), me, self.keys, self.vals, self.shared, iwork, fwork, 0)
+        v = _value(
+            np.int64(table), np.int64(unseen), me, self.keys, self.vals, self.shared, iwork, fwork, cache, 0
+        )
         if v >= 0:
             self.shared[STOP] = DONE  # the others need not go on
         return float(v)

@@ -42,6 +42,9 @@ from quadrat_env.files import atomic_write
 #: the positions measured: 5,212 at 4 ranks ... 1.63M at 8; 12 and 13 ranks extrapolated).
 SLOTS = {4: 1 << 16, 5: 1 << 16, 6: 1 << 18, 7: 1 << 20, 8: 1 << 22, 9: 1 << 23, 10: 1 << 25, 11: 1 << 26,
          12: 1 << 28, 13: 1 << 29}  # fmt: skip
+#: Each thread's cache of full tables' values (24 bytes a slot): what fits beside the memo (11 ranks
+#: within 1.5 GB in all).
+CACHE_SLOTS = {n: 1 << 20 for n in range(4, 11)} | {11: 1 << 21, 12: 1 << 24, 13: 1 << 26}
 
 
 def peak_mb() -> float:
@@ -50,7 +53,7 @@ def peak_mb() -> float:
 
 def solve(n: int, threads: int, every: float, folder: Path, say: Any) -> dict[str, Any]:
     """One pack's value, resumed from ``folder``'s checkpoint if it holds this solve's."""
-    solver = ExactSolver(n, lean=True, threads=threads)
+    solver = ExactSolver(n, lean=True, threads=threads, cache_slots=CACHE_SLOTS[n])
     solver.reserve(SLOTS[n])
     meta = exact_checkpoint.restore(solver, folder) or {}
     before, peak, start = (
