@@ -160,6 +160,8 @@ def test_bad_arguments():
         ({"win": "all"}, "win"),
         ({"cover": "trios"}, "cover"),
         ({"threads": 0}, "threads"),
+        ({"cache_slots": 0}, "cache_slots"),
+        ({"cache_slots": 3}, "cache_slots"),
     )
     for kwargs, message in bad:
         with pytest.raises(ValueError, match=message):
@@ -270,6 +272,18 @@ def test_the_lean_search_finds_the_same_values_and_keeps_only_the_afterstates(n,
     assert lean.keys.shape[1] == 1
     assert lean.positions == full.census()[:3].sum()  # compact keys tell apart what two-int keys do
     assert (lean.census()[3:] == 0).all()
+
+
+def test_the_full_table_cache_changes_no_value():
+    """Each thread's lossy cache of full tables' values: off (one slot), tiny (two slots, a new table
+    evicting the last almost every time) or roomy, and on two threads, the same optimum to the bit."""
+    values = {
+        (slots, threads): ExactSolver(6, lean=True, threads=threads, cache_slots=slots).win_rate()
+        for slots in (1, 2, 1 << 16)
+        for threads in (1, 2)
+    }
+    assert len(set(values.values())) == 1, values
+    assert values[1, 1] == pytest.approx(KNOWN[6], abs=1e-12)
 
 
 def test_lean_late_positions_agree_with_the_brute_force():
