@@ -33,7 +33,6 @@ positions, time, memory.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import time
@@ -61,6 +60,7 @@ from quadrat_env.agents.zudecken.exact_parts import (
     legal_groups,
     pair,
     sum_sorted,
+    usable_cores,
 )
 
 from quadrat_env.core.checks import choice, whole
@@ -358,11 +358,6 @@ class ExactSolver:
         insert(self.keys, self.vals, self.shared, np.ascontiguousarray(keys), np.ascontiguousarray(values))
 
 
-def usable_cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def optimal_win_rate(n_ranks: int = 13, win: str = "cleared", cover: str = "groups") -> float:
     """The optimal probability of winning Zudecken from a uniformly random deal of 4 suits x
     ``n_ranks`` ranks, with the env's rules (see the module docstring)."""
@@ -388,12 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     census = solver.census()
-    print(
-        f"Zudecken, 4 suits x {args.ranks} ranks, win={args.win}, cover={args.cover}: optimal win rate "
-        f"{value:#.12g}; {solver.positions:,} canonical positions, {seconds:.1f} s on {solver.threads} "
-        f"thread{'s' * (solver.threads > 1)}, "
-        f"peak memory {peak:.0f} MB"
-    )
+    print(f"Zudecken, 4 suits x {args.ranks} ranks, win={args.win}, cover={args.cover}: optimal win rate "
+          f"{value:#.12g}; {solver.positions:,} canonical positions, {seconds:.1f} s on {solver.threads} "
+          f"thread{'s' * (solver.threads > 1)}, peak memory {peak:.0f} MB")  # fmt: skip
     # what a search that keeps fewer positions would keep: the positions after a move (at most two
     # upcards), and the positions of the largest stock size (one layer of a layer-by-layer search)
     print(

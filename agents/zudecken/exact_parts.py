@@ -1,8 +1,11 @@
 """The exact solver's pieces that call no search: the working arrays' layout, the coverable groups,
-the unseen cards' classes, the kinds of pair of a two-card draw, and the order-free sum of a mean.
+the unseen cards' classes, the kinds of pair of a two-card draw, the order-free sum of a mean, and
+the cores a solve may use.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from quadrat_env.agents.zudecken.exact_key import SUITS, popcount
@@ -114,3 +117,8 @@ def sum_sorted(terms):  # noqa: ANN001, ANN202
     for v in terms:
         total += v
     return total
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

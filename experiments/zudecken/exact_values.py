@@ -25,13 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env.agents.zudecken import exact_checkpoint
-from quadrat_env.agents.zudecken.exact import (
-    MAX_RANKS,
-    MIN_RANKS,
-    ExactSolver,
-    code_fingerprint,
-    usable_cores,
-)
+from quadrat_env.agents.zudecken.exact import MAX_RANKS, MIN_RANKS, ExactSolver, code_fingerprint
+from quadrat_env.agents.zudecken.exact_parts import usable_cores
 from quadrat_env.agents.zudecken.optimal import cache_dir
 
 from quadrat_env.core.checks import at_least
