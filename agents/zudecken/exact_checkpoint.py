@@ -12,6 +12,7 @@ not used (the solve starts over); a damaged one is an error naming the file.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ import numpy as np
 from quadrat_env.files import atomic_path, atomic_write
 
 META = "meta.json"
-#: Memo slots read or written at a time (64 MB of keys and values).
-CHUNK = 1 << 22
+#: Memo slots read or written at a time (16 MB of keys and values).
+CHUNK = 1 << 20
+#: The .npy header readers by format version (``np.save`` writes 1.0 unless the header is huge).
+HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
 def identity(solver: Any) -> dict[str, Any]:
@@ -54,15 +57,14 @@ def save(solver: Any, folder: Path, progress: dict[str, Any]) -> Path:
 
 def _filled_into(path: Path, keys: np.ndarray, array: np.ndarray, positions: int) -> None:
     """The rows of ``array`` where ``keys`` holds an entry, written to a .npy file a chunk at a time
-    (no copy of the whole memo: a checkpoint of 11 ranks stays within the solve's own memory)."""
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=array.dtype, shape=(positions, *array.shape[1:]))
-    done = 0
-    for at in range(0, len(keys), CHUNK):
-        chunk = array[at : at + CHUNK][keys[at : at + CHUNK, 0] != -1]
-        out[done : done + len(chunk)] = chunk
-        done += len(chunk)
-    out.flush()
-    del out
+    with plain writes: no copy of the whole memo, and no mapping of the file, whose pages would count
+    as the solve's memory (a checkpoint of 11 ranks stays within the solve's own memory)."""
+    header = {"descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
+              "shape": (positions, *array.shape[1:])}  # fmt: skip
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, header)
+        for at in range(0, len(keys), CHUNK):
+            array[at : at + CHUNK][keys[at : at + CHUNK, 0] != -1].tofile(f)
 
 
 def read_meta(folder: Path) -> dict[str, Any] | None:
@@ -85,23 +87,40 @@ def restore(solver: Any, folder: Path) -> dict[str, Any] | None:
     meta = read_meta(folder)
     if meta is None or any(meta.get(k) != v for k, v in identity(solver).items()):
         return None
-    keys = _array(folder / f"keys-{meta['generation']}.npy", np.int64, (meta["positions"], solver.width))
-    vals = _array(folder / f"vals-{meta['generation']}.npy", np.float64, (meta["positions"],))
-    for at in range(0, len(keys), CHUNK):  # a chunk at a time: no second copy of the memo in memory
-        k, v = np.array(keys[at : at + CHUNK]), np.array(vals[at : at + CHUNK])
+    keys = _chunks(folder / f"keys-{meta['generation']}.npy", np.int64, (meta["positions"], solver.width))
+    vals = _chunks(folder / f"vals-{meta['generation']}.npy", np.float64, (meta["positions"],))
+    for k, v in zip(keys, vals, strict=True):  # a chunk at a time: no second copy of the memo in memory
         if (k[:, 0] == -1).any() or not ((v >= 0) & (v <= 1)).all():
             raise ValueError(f"{folder}: the checkpoint holds entries that no solve writes")
         solver.preload(k, v)
     return meta
 
 
-def _array(path: Path, dtype: type, shape: tuple[int, ...]) -> np.ndarray:
-    """A saved array, mapped from disk; its header checked against what meta.json says."""
+def _chunks(path: Path, dtype: type, shape: tuple[int, ...]) -> Iterator[np.ndarray]:
+    """A saved array, ``CHUNK`` rows at a time, read with plain reads (a mapping's pages would count
+    as the solve's memory); its header checked against what meta.json says before the first."""
     try:
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as err:
+        f = open(path, "rb")  # noqa: SIM115 - closed below, after the last chunk
+    except OSError as err:
         raise ValueError(f"{path} is not a readable checkpoint array: {err}") from None
-    if array.dtype != dtype or array.shape != tuple(shape):
-        said = f"{np.dtype(dtype)} {tuple(shape)}"
-        raise ValueError(f"{path} holds {array.dtype} {array.shape}, meta.json says {said}")
-    return array
+    with f:
+        try:
+            version = np.lib.format.read_magic(f)
+            read_header = HEADERS.get(version)
+            if read_header is None:
+                raise ValueError(f"format version {version}")
+            found, fortran, kind = read_header(f)
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{path} is not a readable checkpoint array: {err}") from None
+        if kind != dtype or found != tuple(shape) or fortran:
+            said = f"{np.dtype(dtype)} {tuple(shape)}"
+            raise ValueError(f"{path} holds {kind} {found}, meta.json says {said}")
+        row = int(np.prod(shape[1:], dtype=np.int64))
+        for at in range(0, shape[0], CHUNK):
+            rows = min(CHUNK, shape[0] - at)
+            chunk = np.fromfile(f, dtype=dtype, count=rows * row)
+            if len(chunk) != rows * row:
+                raise ValueError(
+                    f"{path} is cut short: {at + len(chunk) // max(row, 1):,} of {shape[0]:,} rows"
+                )
+            yield chunk.reshape(rows, *shape[1:])

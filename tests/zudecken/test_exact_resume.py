@@ -18,7 +18,15 @@ from quadrat_env.agents.zudecken.exact import ExactSolver, code_fingerprint
 from quadrat_env.experiments.zudecken import exact_values
 
 ROOT = Path(__file__).resolve().parents[2]
-RANKS = 6  # a few seconds: long enough to be stopped mid-solve, at a checkpoint every 0.3 s
+RANKS = 6  # seconds: long enough to be stopped mid-solve, after a checkpoint every 0.12 s
+
+
+# The command with Ctrl-C as at a terminal, even where this suite runs with SIGINT ignored (a
+# background job of a script inherits SIG_IGN, and Python then leaves Ctrl-C ignored).
+CTRL_C_AS_AT_A_TERMINAL = (
+    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "runpy.run_module('quadrat_env.experiments.zudecken.exact_values', run_name='__main__')"
+)
 
 
 def args(out: Path, cache: Path) -> list[str]:
@@ -26,8 +34,8 @@ def args(out: Path, cache: Path) -> list[str]:
 
 
 def start(out: Path, cache: Path) -> subprocess.Popen:
-    command = [sys.executable, "-m", "quadrat_env.experiments.zudecken.exact_values", *args(out, cache),
-               "--checkpoint-minutes", "0.005"]  # fmt: skip
+    command = [sys.executable, "-c", CTRL_C_AS_AT_A_TERMINAL, *args(out, cache),
+               "--checkpoint-minutes", "0.002"]  # fmt: skip
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -70,12 +78,30 @@ def test_a_checkpoint_of_another_solve_is_not_used_and_a_damaged_one_is_an_error
     assert exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)["positions"] == solver.positions
     assert exact_checkpoint.restore(ExactSolver(6, lean=True), tmp_path) is None  # another pack
     assert exact_checkpoint.restore(ExactSolver(5, "dealt", lean=True), tmp_path) is None  # other rules
+    whole = (tmp_path / "keys-0.npy").read_bytes()
+    (tmp_path / "keys-0.npy").write_bytes(whole[: len(whole) - 8])  # the last entry's key cut off
+    with pytest.raises(ValueError, match=r"keys-0.npy is cut short"):
+        exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
+    (tmp_path / "keys-0.npy").write_bytes(whole)
     np.save(tmp_path / "vals-0.npy", np.zeros(3))
     with pytest.raises(ValueError, match=r"vals-0.npy holds float64 \(3,\)"):
         exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
     (tmp_path / "meta.json").write_text("{")
     with pytest.raises(ValueError, match="meta.json is not a readable checkpoint"):
         exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
+
+
+def test_a_checkpoint_is_read_and_written_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """Many chunks: the same memo back, as .npy files numpy reads whole too."""
+    monkeypatch.setattr(exact_checkpoint, "CHUNK", 1000)
+    solver = ExactSolver(6, lean=True, threads=1)
+    value = solver.win_rate()
+    exact_checkpoint.save(solver, tmp_path, {"seconds": 1.0})
+    again = ExactSolver(6, lean=True, threads=1)
+    assert exact_checkpoint.restore(again, tmp_path)["positions"] == solver.positions == again.positions
+    assert again.value(0, again.all_cards) == value and again.positions == solver.positions  # all found
+    keys, _ = solver.afterstates()
+    assert np.array_equal(np.sort(np.load(tmp_path / "keys-0.npy")[:, 0]), np.sort(keys[:, 0]))
 
 
 def test_packs_solved_by_separate_runs_keep_their_commands_and_log_lines(tmp_path, capsys):
