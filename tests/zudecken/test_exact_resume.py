@@ -58,11 +58,11 @@ def test_a_stopped_solve_resumes_to_the_same_value_to_the_bit(how, uninterrupted
     after_a_checkpoint(tmp_path / "cache")
     os.kill(run.pid, how)
     _, err = run.communicate(timeout=60)
-    assert run.returncode == (-9 if how == signal.SIGKILL else 128 + how)
+    assert run.returncode == (-9 if how == signal.SIGKILL else 128 + how), err
     assert not (tmp_path / "results" / "zudecken_exact.json").exists()
     if how != signal.SIGKILL:  # Ctrl-C, SIGTERM: one line, after a checkpoint of the moment
         *_, saved, last = err.strip().splitlines()
-        assert "Traceback" not in err and saved.endswith("checkpoint saved")
+        assert "Traceback" not in err and saved.endswith("checkpoint saved"), err
         name = "Ctrl-C" if how == signal.SIGINT else "SIGTERM"
         assert last.startswith(f"exact_values: stopped by {name}; checkpoint in")
     assert exact_values.main(args(tmp_path / "results", tmp_path / "cache")) == 0
