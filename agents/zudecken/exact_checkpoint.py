@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from quadrat_env.files import atomic_path, atomic_write
+from quadrat_env.files import atomic_open, atomic_write
 
 META = "meta.json"
 #: Memo slots read or written at a time (16 MB of keys and values).
@@ -45,8 +45,8 @@ def save(solver: Any, folder: Path, progress: dict[str, Any]) -> Path:
         int((solver.keys[at : at + CHUNK, 0] != -1).sum()) for at in range(0, len(solver.keys), CHUNK)
     )
     for name, array in (("keys", solver.keys), ("vals", solver.vals)):
-        with atomic_path(folder / f"{name}-{generation}.npy") as tmp:
-            _filled_into(tmp, solver.keys, array, positions)
+        with atomic_open(folder / f"{name}-{generation}.npy", "wb") as f:
+            _filled_into(f, solver.keys, array, positions)
     meta = {**identity(solver), "generation": generation, "positions": positions, **progress}
     atomic_write(folder / META, json.dumps(meta, indent=2))
     for stale in [*folder.glob("keys-*.npy"), *folder.glob("vals-*.npy")]:
@@ -55,16 +55,15 @@ def save(solver: Any, folder: Path, progress: dict[str, Any]) -> Path:
     return folder / META
 
 
-def _filled_into(path: Path, keys: np.ndarray, array: np.ndarray, positions: int) -> None:
+def _filled_into(f: BinaryIO, keys: np.ndarray, array: np.ndarray, positions: int) -> None:
     """The rows of ``array`` where ``keys`` holds an entry, written to a .npy file a chunk at a time
     with plain writes: no copy of the whole memo, and no mapping of the file, whose pages would count
     as the solve's memory (a checkpoint of 11 ranks stays within the solve's own memory)."""
     header = {"descr": np.lib.format.dtype_to_descr(array.dtype), "fortran_order": False,
               "shape": (positions, *array.shape[1:])}  # fmt: skip
-    with open(path, "wb") as f:
-        np.lib.format.write_array_header_1_0(f, header)
-        for at in range(0, len(keys), CHUNK):
-            array[at : at + CHUNK][keys[at : at + CHUNK, 0] != -1].tofile(f)
+    np.lib.format.write_array_header_1_0(f, header)
+    for at in range(0, len(keys), CHUNK):
+        f.write(array[at : at + CHUNK][keys[at : at + CHUNK, 0] != -1].data)
 
 
 def read_meta(folder: Path) -> dict[str, Any] | None:
