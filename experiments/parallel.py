@@ -9,6 +9,7 @@ does not depend on where its tasks ran.
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -68,23 +69,35 @@ def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address
         ray.init(address=None if local else address, num_cpus=jobs if local else None,
                  include_dashboard=False, log_to_driver=False, configure_logging=False)  # fmt: skip
     remote = ray.remote(_call)
+    refs = []
     try:
         refs = [remote.remote(fn, task) for task in tasks]
-        for task, ref in zip(tasks, refs, strict=True):
+        for i, task in enumerate(tasks):
+            failure = None
             try:
-                yield ray.get(ref)
+                value = ray.get(refs[i])
             except Exception as err:
-                for other in refs:
-                    ray.cancel(other)
                 cause = getattr(err, "cause", None) or err
-                raise WorkerFailed(f"{describe(task)} failed in a Ray task: {type(cause).__name__}: "
-                                   f"{cause}") from err  # fmt: skip
+                failure = f"{describe(task)} failed in a Ray task: {type(cause).__name__}: {cause}"
+            if failure is not None:  # raised outside the except block, so it holds no Ray error:
+                # their frames hold object refs, and an object ref freed after ray.shutdown() can
+                # end the whole process (exit status 1, no message)
+                _cancel_all(ray, refs)
+                raise WorkerFailed(failure)
+            yield value
     finally:
+        refs.clear()
         if started:
+            gc.collect()  # refs in reference cycles are freed now, while the driver still runs
             ray.shutdown()
         if watchdog is not None:
             watchdog.kill()
             watchdog.wait()
+
+
+def _cancel_all(ray: Any, refs: list[Any]) -> None:
+    for ref in refs:
+        ray.cancel(ref)
 
 
 def _call(fn: Callable[..., Any], task: Any) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -31,6 +34,14 @@ def play_from(game, state, pick: Callable[[tuple[int, ...]], int] = lambda m: m[
 def always_play(moves: tuple[int, ...]) -> int:
     """Quadrille: put the discard top on a pile when it fits (highest number), else deal."""
     return moves[-1]
+
+
+def in_own_process(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in a fresh process, as each command runs: a Ray driver there can neither
+    end the test run (Ray's driver ends its process on some internal failures, exit status 1 and no
+    message) nor leave Ray's signal handlers in it. A process that dies is an error here."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, *args, **kwargs).result()
 
 
 def pytest_addoption(parser):

@@ -1,10 +1,12 @@
-"""Ray runs the same tasks as local processes, deal for deal (a local 2-CPU Ray instance)."""
+"""Ray runs the same tasks as local processes, deal for deal (a local 2-CPU Ray instance).
+
+Each Ray run is a process of its own, as each command is (``in_own_process``)."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
+from conftest import in_own_process
 from quadrat_env.experiments import benchmark
 from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
 
@@ -20,16 +22,30 @@ def rows(folder) -> list[dict]:
 
 def test_a_small_benchmark_on_ray_equals_the_local_run(tmp_path):
     assert benchmark.main([*SMALL, "--out", str(tmp_path / "local")]) == 0
-    assert benchmark.main([*SMALL, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray"]) == 0
+    ray_run = [*SMALL, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray"]
+    assert in_own_process(benchmark.main, ray_run) == 0
     assert rows(tmp_path / "ray") == rows(tmp_path / "local")
     for csv in (tmp_path / "local" / "deals").glob("*.csv"):  # every agent's per-deal outcomes
         assert (tmp_path / "ray" / "deals" / csv.name).read_text() == csv.read_text()
 
 
+def describe(task: str) -> str:
+    return f"task {task}"
+
+
+def run_failing_tasks() -> tuple[str, bool]:
+    """The error of a Ray run whose second task fails, and whether it chains another error."""
+    try:  # int: a function Ray's workers can import (this test module is not importable there)
+        list(run_tasks(int, ["1", "x", "3"], 2, describe=describe, ray="local"))
+    except WorkerFailed as err:
+        return str(err), err.__cause__ is not None or err.__context__ is not None
+    return "no error", False
+
+
 def test_a_failing_ray_task_is_one_clear_error():
-    # int: a function Ray's workers can import (this test module is not importable there)
-    with pytest.raises(WorkerFailed, match="task x failed in a Ray task: ValueError: invalid literal"):
-        list(run_tasks(int, ["1", "x", "3"], 2, describe=lambda t: f"task {t}", ray="local"))
+    message, chained = in_own_process(run_failing_tasks)
+    assert message.startswith("task x failed in a Ray task: ValueError: invalid literal")
+    assert not chained  # a chained Ray error's frames hold object refs, which must not outlive the driver
 
 
 def test_a_training_grid_on_ray_equals_the_local_run(tmp_path):
@@ -42,7 +58,7 @@ def test_a_training_grid_on_ray_equals_the_local_run(tmp_path):
     argv = ["--envs", "Quadrille", "--algos", "maskable_ppo", "ppo", "--seeds", "0", "--timesteps", "1024",
             "--n-envs", "8"]  # fmt: skip
     assert grid.main([*argv, "--jobs", "1", "--out", str(tmp_path / "local")]) == 0
-    assert grid.main([*argv, "--jobs", "2", "--ray", "--out", str(tmp_path / "ray")]) == 0
+    assert in_own_process(grid.main, [*argv, "--jobs", "2", "--ray", "--out", str(tmp_path / "ray")]) == 0
     for algo in ("maskable_ppo", "ppo"):
         folders = [tmp_path / where / algo / "Quadrille-seed0" for where in ("local", "ray")]
         assert all((f / "config.yml").is_file() and (f / "monitor").is_dir() for f in folders)

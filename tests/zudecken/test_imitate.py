@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import yaml
+from conftest import in_own_process
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.greedy import GreedyAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
@@ -258,6 +259,14 @@ def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
         )
 
 
+def collect_in_chunks_of(chunk: int, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    """``collect_parallel`` with ``chunk`` deals a task (run in a process of its own)."""
+    from quadrat_env.experiments.zudecken import imitate_labels
+
+    imitate_labels.CHUNK = chunk
+    return imitate_labels.collect_parallel(*args, **kwargs)
+
+
 def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
     pytest.importorskip("ray")
     from quadrat_env.experiments.zudecken import imitate_labels
@@ -267,9 +276,10 @@ def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
     local = imitate_labels.collect_parallel(
         None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=1
     )
-    ray = imitate_labels.collect_parallel(
-        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=2, ray="local"
-    )
+    ray = in_own_process(  # a Ray driver in a process of its own, as in the imitation command
+        collect_in_chunks_of, 10,
+        None, range(700, 730), Collection(0.1, True, label_samples=4), (0, 0), jobs=2, ray="local",
+    )  # fmt: skip
     assert len(local["obs"]) > 0
     for key in ("obs", "mask", "wins"):
         assert (local[key] == ray[key]).all()
