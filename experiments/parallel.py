@@ -22,7 +22,8 @@ from typing import Any
 
 
 class WorkerFailed(RuntimeError):
-    """A task failed (or its worker process died); the other tasks were cancelled."""
+    """A task failed (or its worker process died); the other tasks were cancelled (on Ray: ended with
+    the run's Ray driver)."""
 
 
 RAY_MISSING = "--ray needs Ray: pip install 'quadrat-env[ray]' (or pip install ray)"
@@ -81,8 +82,10 @@ def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address
                 failure = f"{describe(task)} failed in a Ray task: {type(cause).__name__}: {cause}"
             if failure is not None:  # raised outside the except block, so it holds no Ray error:
                 # their frames hold object refs, and an object ref freed after ray.shutdown() can
-                # end the whole process (exit status 1, no message)
-                _cancel_all(ray, refs)
+                # end the whole process (exit status 1, no message). The other tasks are not
+                # cancelled one by one: ray.cancel racing a task's completion fails a check in Ray's
+                # task manager and ends the driver (ray-project/ray#54798); ending the driver's
+                # connection ends its job's tasks, and ray.shutdown() a local instance's processes.
                 raise WorkerFailed(failure)
             yield value
     finally:
@@ -93,11 +96,6 @@ def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address
         if watchdog is not None:
             watchdog.kill()
             watchdog.wait()
-
-
-def _cancel_all(ray: Any, refs: list[Any]) -> None:
-    for ref in refs:
-        ray.cancel(ref)
 
 
 def _call(fn: Callable[..., Any], task: Any) -> Any:
