@@ -45,8 +45,9 @@ README = Path("README.md")
 MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
 SCHEMA_VERSION = 1
 #: The kinds of committed model, each with the algorithm its file loads as: SB3's PPO and MaskablePPO
-#: runs (train, imitate), and ``rl``: the afterstate TD(0) runs (td), MaskablePPO files.
-MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo"}
+#: runs (train, imitate), ``rl``: the afterstate TD(0) runs (td), and ``td_ppo``: MaskablePPO runs
+#: started from a TD run's model (``train --init <Name>-rl.zip``); both MaskablePPO files.
+MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo", "td_ppo": "maskable_ppo"}
 
 
 def learned_from(models: Path, env_id: str, kind: str, seed: int) -> str:

@@ -64,7 +64,12 @@ def win_rates(result: dict[str, Any], path: Path) -> None:
 
 
 #: How each kind of committed model is named in a legend.
-_KINDS = {"ppo": "PPO", "maskable_ppo": "MaskablePPO", "rl": "afterstate TD(0)"}
+_KINDS = {
+    "ppo": "PPO",
+    "maskable_ppo": "MaskablePPO",
+    "rl": "afterstate TD(0)",
+    "td_ppo": "MaskablePPO started from afterstate TD(0)",
+}
 _HOW = {"the reward": "from the reward", **_FROM}
 
 

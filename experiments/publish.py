@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import re
 import sys
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def publish(run: Path, models: Path = MODELS) -> Path:
         raise ValueError(f"{run} is not a finished run (needs config.yml, model.zip and summary.json "
                          "or rounds.json)")  # fmt: skip
     config = yaml.safe_load(config_path.read_text())
-    kind = _kind(config)
+    kind = kind_of(config)
     try:  # loads without unpickling anything, and checks the model fits the env
         load_model(model, MODEL_KINDS[kind], config["env_id"])
     except Exception as err:  # noqa: BLE001 - whatever is wrong with it, it is not published
@@ -60,12 +61,20 @@ def publish(run: Path, models: Path = MODELS) -> Path:
 JOURNAL = ".publish-journal.json"
 
 
-def _kind(config: dict) -> str:
-    """The kind of committed model a run makes: its algorithm, or ``rl`` for afterstate TD runs
-    (MaskablePPO files); imitation runs train MaskablePPO models."""
+def kind_of(config: dict) -> str:
+    """The kind of committed model a run makes (``benchmark.MODEL_KINDS``): ``rl`` for afterstate TD
+    runs (MaskablePPO files), ``td_ppo`` for a MaskablePPO run started (``--init``) from a TD run's
+    model (``<Name>-rl.zip`` or ``seeds/<Name>-rl-seed<k>.zip``: PPO from the reward on a network
+    that learned from the reward), else the run's algorithm; imitation runs train MaskablePPO models."""
     from quadrat_env.experiments.td import METHOD
 
-    return "rl" if config.get("method") == METHOD else config.get("algo", "maskable_ppo")
+    if config.get("method") == METHOD:
+        return "rl"
+    algo = config.get("algo", "maskable_ppo")
+    init = config.get("init")
+    if algo == "maskable_ppo" and init and re.search(r"-rl(-seed\d+)?$", Path(str(init)).stem):
+        return "td_ppo"
+    return algo
 
 
 def monitor_logs(source: Path, target: Path) -> dict[Path, bytes | None]:

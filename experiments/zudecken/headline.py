@@ -21,6 +21,10 @@ PLAYERS: dict[str | tuple[str, str], str] = {
     ("maskable_ppo", "the reward"): "MaskablePPO from the reward (training seeds, mean)",
     ("rl", "the reward"): "afterstate TD(0) from the reward (training seeds, mean)",
     (
+        "td_ppo",
+        "the reward",
+    ): "MaskablePPO from the reward, started from the TD(0) network (training seeds, mean)",
+    (
         "maskable_ppo",
         "a clairvoyant solver's labels",
     ): "afterstate network imitating a clairvoyant solver's labels (training seeds, mean)",

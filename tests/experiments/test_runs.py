@@ -80,3 +80,21 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["compare: stopped by Ctrl-C"], err
+
+
+def test_each_run_publishes_as_the_kind_that_says_how_it_learned():
+    from quadrat_env.experiments.td import METHOD
+
+    assert publish.kind_of({"method": METHOD, "algo": "maskable_ppo"}) == "rl"
+    for init in ("experiments/models/Zudecken-rl.zip", "models/seeds/Zudecken32-rl-seed2.zip"):
+        assert publish.kind_of({"algo": "maskable_ppo", "init": init}) == "td_ppo"
+    assert (
+        publish.kind_of({"algo": "maskable_ppo", "init": "models/Zudecken-maskable_ppo.zip"})
+        == "maskable_ppo"
+    )
+    assert publish.kind_of({"algo": "ppo", "init": "models/Zudecken-rl.zip"}) == "ppo"
+    assert {publish.kind_of(c) for c in ({"algo": "ppo"}, {"method": METHOD})} <= set(benchmark.MODEL_KINDS)
+    assert benchmark.MODEL_KINDS["td_ppo"] == "maskable_ppo"
+    from quadrat_env.experiments.zudecken.headline import PLAYERS
+
+    assert all((kind, "the reward") in PLAYERS for kind in benchmark.MODEL_KINDS)  # each has a headline row
