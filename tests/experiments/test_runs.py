@@ -95,6 +95,3 @@ def test_each_run_publishes_as_the_kind_that_says_how_it_learned():
     assert publish.kind_of({"algo": "ppo", "init": "models/Zudecken-rl.zip"}) == "ppo"
     assert {publish.kind_of(c) for c in ({"algo": "ppo"}, {"method": METHOD})} <= set(benchmark.MODEL_KINDS)
     assert benchmark.MODEL_KINDS["td_ppo"] == "maskable_ppo"
-    from quadrat_env.experiments.zudecken.headline import PLAYERS
-
-    assert all((kind, "the reward") in PLAYERS for kind in benchmark.MODEL_KINDS)  # each has a headline row

@@ -29,6 +29,13 @@ def test_the_readme_headline_is_the_benchmarks_zudecken_table():
     assert "| **exact optimum** | not known | – | 62.29% | 100% |" in table
 
 
+def test_every_kind_of_model_learned_from_the_reward_has_a_headline_row():
+    from quadrat_env.experiments.benchmark import MODEL_KINDS
+    from quadrat_env.experiments.zudecken.headline import PLAYERS
+
+    assert all((kind, "the reward") in PLAYERS for kind in MODEL_KINDS)
+
+
 def test_the_52_card_optimum_once_computed_fills_the_headline_and_the_benchmark_table(tmp_path):
     from quadrat_env.experiments.benchmark import markdown
     from quadrat_env.experiments.zudecken import exact_optima
