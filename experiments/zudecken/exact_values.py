@@ -86,8 +86,16 @@ def record(out: Path, results: dict[str, Any], log: list[str]) -> None:
         optimum = json.loads(path.read_text()) if path.is_file() else {"env_id": "quadrat_env/Zudecken-v0"}
         solved = results["ranks"]["13"]
         optimum["exact"] = solved["value"]
-        optimum["exact_solve"] = {**solved, "log": str(out / "zudecken_exact.log")}
+        optimum["exact_solve"] = {**solved, "log": _shown(out / "zudecken_exact.log")}
         atomic_write(path, json.dumps(optimum, indent=2) + "\n")
+
+
+def _shown(path: Path) -> str:
+    """The path from the working folder when it is inside it (a committed file names no machine's folders)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def earlier(out: Path) -> tuple[dict[str, Any], list[str]]:

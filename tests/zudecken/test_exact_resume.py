@@ -124,3 +124,19 @@ def test_packs_solved_by_separate_runs_keep_their_commands_and_log_lines(tmp_pat
     assert exact_values.main(["--ranks", "4", "5", "--out", str(out), "--cache", str(cache)]) == 0
     assert json.loads((out / "zudecken_exact.json").read_text())["ranks"] == results["ranks"]
     assert "4 ranks: kept as solved by other code (other)\n" in capsys.readouterr().err
+
+
+def test_the_52_card_record_names_its_log_from_the_working_folder(tmp_path, tmp_path_factory, monkeypatch):
+    """The committed optimum file must not carry the solving machine's folders."""
+    out = tmp_path / "results"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    solved = {"value": 0.25, "digits": "0.250000000000", "positions": 1}
+    exact_values.record(out, {"ranks": {"13": solved}}, ["line"])
+    optimum = json.loads((out / "zudecken_optimum.json").read_text())
+    assert optimum["exact"] == 0.25 and optimum["exact_solve"]["log"] == "results/zudecken_exact.log"
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # outside: the path as given
+    exact_values.record(out, {"ranks": {"13": solved}}, ["line"])
+    assert json.loads((out / "zudecken_optimum.json").read_text())["exact_solve"]["log"] == str(
+        out / "zudecken_exact.log"
+    )
