@@ -34,6 +34,7 @@ from typing import Any
 
 from quadrat_env.agents.networks import actor_critic_kwargs, pass_scores_through
 from quadrat_env.experiments import checkpoint
+from quadrat_env.experiments.starting import load_start, start_kwargs
 
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
@@ -260,13 +261,15 @@ def _new_model(settings: Settings, venv: Any, run_dir: Path) -> Any:
     algo_kwargs = {**settings.algo_kwargs, "policy_kwargs": _policy_kwargs(settings)}
     # the starting model is loaded without unpickling anything from it (quadrat_env.agents.safe_load)
     init = load_model(settings.init, settings.algo, settings.env_id) if settings.init else None
-    if init is not None:  # continue from a saved model: its network shape, then its weights
-        algo_kwargs["policy_kwargs"] = init.policy_kwargs
+    if init is not None:  # continue from a saved model: its network shape (a critic may change), its weights
+        algo_kwargs["policy_kwargs"] = start_kwargs(
+            init.policy_kwargs, settings.algo_kwargs.get("policy_kwargs")
+        )
     cls = algorithm(settings.algo)
     model = cls(settings.policy, venv, seed=settings.seed, device="cpu", tensorboard_log=str(run_dir / "tb"),
                 verbose=0, **algo_kwargs)  # fmt: skip
     if init is not None:
-        model.policy.load_state_dict(init.policy.state_dict())
+        load_start(model.policy, init.policy)
         _scale_logits(model.policy, float(settings.init_logit_scale))
     pass_scores_through(model.policy, fresh=init is None)
     return model

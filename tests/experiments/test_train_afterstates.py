@@ -57,3 +57,43 @@ def test_the_safe_loader_takes_every_net_arch_sb3_writes(arch):
 def test_the_safe_loader_refuses_other_net_archs(arch):
     with pytest.raises(UnsafeModelFile):
         _net_arch(arch)
+
+
+def test_a_run_from_a_saved_model_may_give_its_critic_its_own_network(tmp_path):
+    """``share_features_extractor: false`` with ``--init``: actor and critic each have a copy of the
+    network, both starting from the saved weights, and the critic its own layers."""
+    from quadrat_env.agents.networks import afterstate_model
+
+    from quadrat_env.files import save_model
+
+    saved = tmp_path / "rl.zip"  # as the TD(0) learner saves its models: net_arch [], a linear critic
+    save_model(afterstate_model(Z32, 3, "zudecken-afterstates"), saved)
+    start = SB3Agent.load(saved, "maskable_ppo", Z32).model.policy
+    critic = {"share_features_extractor": False, "net_arch": {"pi": [], "vf": [32]}}
+    hp = tmp_path / "hp.yml"
+    hp.write_text(yaml.safe_dump({Z32: {**ENTRY, "features": None, "learning_rate": 0.0,
+                                        "policy_kwargs": critic}}))  # fmt: skip
+    assert train.main(["--env", Z32, "--algo", "maskable_ppo", "--hyperparams", str(hp), "--init", str(saved),
+                       "--out", str(tmp_path / "b"), "--no-progress"]) == 0  # fmt: skip
+    policy = SB3Agent.load(tmp_path / "b" / "maskable_ppo" / "Zudecken32-seed0" / "model.zip", "maskable_ppo",
+                           Z32).model.policy  # fmt: skip
+    assert (
+        not policy.share_features_extractor
+        and policy.vf_features_extractor is not policy.pi_features_extractor
+    )
+    for name, value in start.features_extractor.state_dict().items():  # learning rate 0: both copies as saved
+        assert torch.equal(policy.pi_features_extractor.state_dict()[name], value)
+        assert torch.equal(policy.vf_features_extractor.state_dict()[name], value)
+    assert sum(isinstance(m, torch.nn.Linear) for m in policy.mlp_extractor.value_net) == 1
+
+
+def test_a_run_from_a_saved_model_may_not_change_its_actor():
+    from quadrat_env.experiments.starting import start_kwargs
+
+    saved = {"net_arch": [], "ortho_init": False}
+    assert start_kwargs(saved, {"share_features_extractor": False})["share_features_extractor"] is False
+    assert start_kwargs(saved, {"ortho_init": False}) == saved  # the same value is no change
+    with pytest.raises(ValueError, match="only the critic's"):
+        start_kwargs(saved, {"net_arch": {"pi": [64], "vf": [64]}})
+    with pytest.raises(ValueError, match="may change only"):
+        start_kwargs(saved, {"activation_fn": "tanh", "ortho_init": True})
