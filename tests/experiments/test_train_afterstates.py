@@ -19,11 +19,11 @@ ENTRY = {"vec_env": "native", "n_envs": 8, "n_steps": 16, "batch_size": 64, "n_e
          "features": "zudecken-afterstates", "n_timesteps": 256}  # fmt: skip
 
 
-def run(tmp_path, **entry) -> int:  # noqa: ANN001, ANN003
+def run(tmp_path, *args: str, **entry) -> int:  # noqa: ANN001, ANN003
     hp = tmp_path / "hp.yml"
     hp.write_text(yaml.safe_dump({Z32: {**ENTRY, **entry}}))
     return train.main(["--env", Z32, "--algo", "maskable_ppo", "--hyperparams", str(hp),
-                       "--out", str(tmp_path), "--no-progress"])  # fmt: skip
+                       "--out", str(tmp_path), "--no-progress", *args])  # fmt: skip
 
 
 def test_train_passes_the_scores_through_as_logits_and_the_critic_has_layers(tmp_path):
@@ -70,12 +70,8 @@ def test_a_run_from_a_saved_model_may_give_its_critic_its_own_network(tmp_path):
     save_model(afterstate_model(Z32, 3, "zudecken-afterstates"), saved)
     start = SB3Agent.load(saved, "maskable_ppo", Z32).model.policy
     critic = {"share_features_extractor": False, "net_arch": {"pi": [], "vf": [32]}}
-    hp = tmp_path / "hp.yml"
-    hp.write_text(yaml.safe_dump({Z32: {**ENTRY, "features": None, "learning_rate": 0.0,
-                                        "policy_kwargs": critic}}))  # fmt: skip
-    assert train.main(["--env", Z32, "--algo", "maskable_ppo", "--hyperparams", str(hp), "--init", str(saved),
-                       "--out", str(tmp_path / "b"), "--no-progress"]) == 0  # fmt: skip
-    policy = SB3Agent.load(tmp_path / "b" / "maskable_ppo" / "Zudecken32-seed0" / "model.zip", "maskable_ppo",
+    assert run(tmp_path, "--init", str(saved), features=None, learning_rate=0.0, policy_kwargs=critic) == 0
+    policy = SB3Agent.load(tmp_path / "maskable_ppo" / "Zudecken32-seed0" / "model.zip", "maskable_ppo",
                            Z32).model.policy  # fmt: skip
     assert (
         not policy.share_features_extractor
