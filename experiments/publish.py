@@ -24,6 +24,7 @@ from quadrat_env.registry import short_name as env_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.experiments.benchmark import MODEL_KINDS
+    from quadrat_env.experiments.slim import slim_model
 
 MODELS = Path(__file__).parent / "models"
 
@@ -45,7 +46,7 @@ def publish(run: Path, models: Path = MODELS) -> Path:
     stem, seed = f"{env_name(config['env_id'])}-{kind}", int(config["seed"])
     target = models / f"{stem}.zip" if seed == 0 else models / "seeds" / f"{stem}-seed{seed}.zip"
     changes: dict[Path, bytes | None] = {
-        target: model.read_bytes(),
+        target: slim_model(model.read_bytes()),  # what play needs, no optimizer state or last observations
         models / "configs" / f"{stem}-seed{seed}.yml": config_path.read_bytes(),
     }
     for extra in ("summary.json", "rounds.json", "curve.csv"):
