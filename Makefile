@@ -11,7 +11,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs,render,human,frameworks,ray]"
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[train,dev,docs,render,human,frameworks,ray,jax]"
 	touch $(STAMP)
 
 benchmark: setup

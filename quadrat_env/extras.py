@@ -41,6 +41,7 @@ EXTRA_OF = {
     "ray": "ray",
     **dict.fromkeys(("torchrl", "tensordict", "tianshou", "rl_zoo3"), "frameworks"),
     "hypothesis": "dev",
+    **dict.fromkeys(("jax", "jaxlib"), "jax"),
 }
 
 

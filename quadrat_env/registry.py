@@ -38,6 +38,10 @@ class GameSpec:
     #: Registered IDs and the kwargs each passes to ``env_class`` (and to ``rules``).
     ids: Mapping[str, Mapping[str, Any]]
     max_episode_steps: int
+    #: The game's rules in JAX, as ``"module:Class"`` (imported only when a JAX env is made, so
+    #: ``import quadrat_env`` never imports jax): the class takes the game's ``Rules`` and gives
+    #: ``quadrat_env.core.jax_core.JaxRules``. Each ID then also has its twin in ``JAX_NAMESPACE``.
+    jax_rules: str | None = None
 
     def __post_init__(self) -> None:
         if not self.ids:
@@ -54,6 +58,9 @@ class GameSpec:
 
 
 _GAMES: dict[str, GameSpec] = {}  # env ID -> spec
+#: The JAX envs' namespace: ``quadrat_env/Zudecken-v0`` runs on JAX as ``quadrat_env_jax/Zudecken-v0``.
+JAX_NAMESPACE = "quadrat_env_jax"
+_JAX_IDS: dict[str, str] = {}  # JAX env ID -> the ID of the same game on the compiled rules
 
 
 def register_game(spec: GameSpec) -> None:
@@ -70,6 +77,23 @@ def register_game(spec: GameSpec) -> None:
             register(id=env_id, entry_point=_entry(spec.env_class),
                      vector_entry_point=_entry(spec.vector_env_class),
                      kwargs=dict(kwargs), max_episode_steps=spec.max_episode_steps)  # fmt: skip
+        if spec.jax_rules is not None:
+            _register_jax(env_id, spec)
+
+
+def jax_id(env_id: str) -> str:
+    """``quadrat_env/Zudecken-v0`` -> ``quadrat_env_jax/Zudecken-v0``."""
+    return f"{JAX_NAMESPACE}/{env_id.split('/')[-1]}"
+
+
+def _register_jax(env_id: str, spec: GameSpec) -> None:
+    twin = jax_id(env_id)
+    _JAX_IDS[twin] = env_id
+    if twin not in registry:  # string entry points: jax is imported when an env is made, not before
+        register(id=twin, entry_point="quadrat_env.functional:make_env",
+                 vector_entry_point="quadrat_env.functional:make_vector_env",
+                 kwargs={"env_id": env_id}, max_episode_steps=spec.max_episode_steps,
+                 disable_env_checker=True)  # fmt: skip
 
 
 def unregister_game(spec: GameSpec) -> None:
@@ -79,6 +103,8 @@ def unregister_game(spec: GameSpec) -> None:
         if _GAMES.get(env_id) is spec:
             del _GAMES[env_id]
             registry.pop(env_id, None)
+            if _JAX_IDS.pop(jax_id(env_id), None) is not None:
+                registry.pop(jax_id(env_id), None)
 
 
 def _entry(cls: type) -> str | type:
@@ -89,6 +115,17 @@ def _entry(cls: type) -> str | type:
 def env_ids() -> tuple[str, ...]:
     """Every registered ID, in the order registered."""
     return tuple(_GAMES)
+
+
+def jax_env_ids() -> tuple[str, ...]:
+    """Every registered JAX env ID (``quadrat_env_jax/...``), in the order registered."""
+    return tuple(_JAX_IDS)
+
+
+def compiled_id(env_id: str) -> str:
+    """The compiled env's ID of a JAX env ID (any other ID as it is)."""
+    key = env_id.split(":", 1)[-1] if isinstance(env_id, str) else env_id
+    return _JAX_IDS.get(key, env_id)
 
 
 def spec_for(env_id: str) -> GameSpec:

@@ -11,6 +11,7 @@ SPEC = GameSpec(
     env_class=QuadratEnv,
     vector_env_class=QuadratVectorEnv,
     ids={"quadrat_env/Quadrat-v0": {"n_cards": 32}, "quadrat_env/Quadrat52-v0": {"n_cards": 52}},
+    jax_rules="quadrat_env.slots.jax_rules:SlotJaxRules",
     max_episode_steps=200,
 )
 register_game(SPEC)

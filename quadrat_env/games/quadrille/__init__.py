@@ -10,6 +10,7 @@ SPEC = GameSpec(
     env_class=QuadrilleEnv,
     vector_env_class=QuadrilleVectorEnv,
     ids={"quadrat_env/Quadrille-v0": {}},
+    jax_rules="quadrat_env.games.quadrille.jax_rules:QuadrilleJaxRules",
     max_episode_steps=1000,
 )
 register_game(SPEC)

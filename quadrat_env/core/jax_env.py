@@ -1,0 +1,269 @@
+"""The Gymnasium adapter of the JAX rules: ``quadrat_env_jax/<Name>-v0`` for ``gym.make`` and
+``gym.make_vec``, built on Gymnasium's ``FuncEnv``, ``FunctionalJaxEnv`` and
+``FunctionalJaxVectorEnv`` as Gymnasium's own JAX envs are (``tabular/Blackjack-v0``).
+
+What differs from Gymnasium's classes, and why: the reset options (``"deck"``, and per env
+``"decks"`` and ``"reset_mask"``) replay a deal exactly, as the compiled envs do; ``step`` checks its
+input and raises the compiled envs' errors (outside ``jit`` an error can be raised); infos carry the
+legal-action mask; and the batched autoreset handles a state that is a pytree, not one array.
+Observations are jax arrays (``metadata["jax"]``), equal to the compiled env's to the bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import jax
+import jax.numpy as jnp
+import numpy as np
+from gymnasium import spaces
+from gymnasium.envs.functional_jax_env import FunctionalJaxEnv, FunctionalJaxVectorEnv
+from gymnasium.experimental.functional import FuncEnv
+from gymnasium.vector import AutoresetMode
+
+from quadrat_env.core.checks import is_seed, whole
+from quadrat_env.core.env import check_options
+from quadrat_env.core.jax_core import JaxPatience, State, pack_indices
+from quadrat_env.core.rules import IllegalMove
+from quadrat_env.core.vector import RESET_OPTIONS as VECTOR_OPTIONS
+from quadrat_env.registry import compiled_id, rules_for
+
+
+class PatienceFuncEnv(FuncEnv):
+    """Gymnasium's functional env over one ID's ``JaxPatience``."""
+
+    def __init__(self, core: JaxPatience) -> None:
+        super().__init__()
+        self.core = core
+        self.observation_space = spaces.Box(0.0, 1.0, core.observation_shape, np.float32)
+        self.action_space = spaces.Discrete(core.num_actions)
+
+    def initial(self, rng: Any, params: Any = None) -> State:
+        return self.core.init(rng)
+
+    def transition(self, state: State, action: Any, rng: Any, params: Any = None) -> State:
+        return self.core.step(state, action)
+
+    def observation(self, state: State, rng: Any, params: Any = None) -> jax.Array:
+        return self.core.observe(state)
+
+    def reward(self, state: State, action: Any, next_state: State, rng: Any, params: Any = None) -> jax.Array:
+        return next_state.reward
+
+    def terminal(self, state: State, rng: Any, params: Any = None) -> jax.Array:
+        return state.terminated
+
+    def state_info(self, state: State, params: Any = None) -> dict[str, Any]:
+        return {"action_mask": state.legal_action_mask.astype(jnp.int8), "cards_left": state.cards_left,
+                "illegal_action": state.illegal, "won": state.won}  # fmt: skip
+
+    def transition_info(self, state: State, action: Any, next_state: State, params: Any = None) -> dict:
+        return self.state_info(next_state)
+
+
+def _core(env_id: str, kwargs: dict[str, Any]) -> JaxPatience:
+    from quadrat_env.functional import make
+
+    if kwargs.get("render_mode") is not None:
+        raise ValueError(f"render_mode={kwargs['render_mode']!r}: the JAX envs draw no pictures; "
+                         f"{compiled_id(env_id)} (the compiled rules) draws them")  # fmt: skip
+    kwargs.pop("render_mode", None)
+    return make(env_id, max_episode_steps=kwargs.pop("max_episode_steps", None), **kwargs)
+
+
+def _check_action(action: Any, n: int) -> int:
+    """An action as the compiled env takes it: an integer (not a bool) in range, else ValueError."""
+    if isinstance(action, (jax.Array, np.ndarray)) and action.shape == () and action.dtype.kind in "iu":
+        action = int(action)
+    if (
+        isinstance(action, (bool, np.bool_))
+        or not isinstance(action, (int, np.integer))
+        or not 0 <= action < n
+    ):
+        raise ValueError(f"action {action!r} is outside the action space Discrete({n}) "
+                         f"(expected an integer 0..{n - 1})")  # fmt: skip
+    return int(action)
+
+
+def _key(seed: int) -> jax.Array:
+    """A PRNG key of a seed (``PRNGKey(seed)`` as Gymnasium's JAX envs, for seeds of 32 bits)."""
+    if seed >= 2**32:
+        seed = int(np.random.SeedSequence(seed).generate_state(1)[0])
+    return jax.random.PRNGKey(seed)
+
+
+class PatienceJaxEnv(FunctionalJaxEnv):
+    """One deal on the JAX rules (``gym.make("quadrat_env_jax/<Name>-v0")``); see the compiled env
+    of the same name for the spec (``quadrat_env.registry.compiled_id``)."""
+
+    metadata = {"render_modes": [], "jax": True}  # noqa: RUF012 - Gymnasium's own style
+
+    def __init__(self, env_id: str, **kwargs: Any) -> None:
+        rule_kwargs = {k: v for k, v in kwargs.items() if k not in _ENV_ONLY}
+        self.core = _core(env_id, kwargs)
+        self.game = rules_for(compiled_id(env_id), **rule_kwargs)
+        func = PatienceFuncEnv(self.core)
+        func.transform(jax.jit)
+        super().__init__(func, metadata=self.metadata)
+        self._init_deck = jax.jit(self.core.init_deck)
+        self._random_deck = jax.jit(self.core.random_deck)
+        self._pack = np.array(self.game.pack, dtype=np.int64)
+        self._dealt: tuple[int, ...] = ()
+
+    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
+        # everything checked before the generator or the state changes
+        if not is_seed(seed):
+            raise ValueError(f"seed must be None or a whole number >= 0, got {seed!r}")
+        deck = check_options(options, ("deck",), self.game).get("deck")
+        gym.Env.reset(self, seed=None if seed is None else int(seed))
+        if seed is not None:
+            self.rng = _key(int(seed))
+        key, self.rng = jax.random.split(self.rng)
+        if deck is None:
+            deck = tuple(self._pack[np.asarray(self._random_deck(key))].tolist())
+        self.state = self._init_deck(pack_indices(deck, self.game.pack))
+        self._dealt = deck
+        return self.func_env.observation(self.state, None), _plain(self.func_env.state_info(self.state))
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        a = _check_action(action, self.core.num_actions)
+        if not self._dealt:
+            raise RuntimeError("step() called before reset(); call reset() first")
+        if bool(self.state.terminated):
+            raise RuntimeError("step() called after the episode ended; call reset() first")
+        before = self.state
+        obs, reward, terminated, _, info = super().step(a)
+        if bool(self.state.illegal) and self.core.illegal_action == "raise":
+            self.state = before  # nothing was changed
+            raise IllegalMove(f"{self.game.name}: action {a} is not legal now; legal actions: "
+                              f"{np.flatnonzero(self.action_masks()).tolist()}")  # fmt: skip
+        return obs, reward, terminated, bool(self.state.truncated), _plain(info)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
+        return np.asarray(self.state.legal_action_mask, dtype=bool)
+
+    @property
+    def deck(self) -> tuple[str, ...]:
+        """The current deal as card codes, for ``reset(options={"deck": env.deck})`` replays."""
+        from quadrat_env.cards import card_code
+
+        return tuple(card_code(c) for c in self._dealt)
+
+
+_ENV_ONLY = ("render_mode", "reward_mode", "illegal_action", "illegal_penalty", "max_episode_steps")
+
+
+def _plain(info: dict[str, Any]) -> dict[str, Any]:
+    """The compiled env's info types: an int8 numpy mask, Python scalars."""
+    return {"action_mask": np.asarray(info["action_mask"], dtype=np.int8),
+            "cards_left": int(info["cards_left"]),
+            "illegal_action": bool(info["illegal_action"]), "won": bool(info["won"])}  # fmt: skip
+
+
+class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
+    """N deals on the JAX rules, stepped in one jitted call (``gym.make_vec("quadrat_env_jax/...",
+    num_envs=N)``), autoreset on the next step as the compiled batched env does."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": [], "jax": True}  # noqa: RUF012
+
+    def __init__(self, env_id: str, num_envs: int = 1, **kwargs: Any) -> None:
+        num_envs = whole("num_envs", num_envs, minimum=1)
+        rule_kwargs = {k: v for k, v in kwargs.items() if k not in _ENV_ONLY}
+        core = _core(env_id, kwargs)
+        self.core, self.game = core, rules_for(compiled_id(env_id), **rule_kwargs)
+        super().__init__(PatienceFuncEnv(core), num_envs, max_episode_steps=core.max_episode_steps,
+                         metadata=self.metadata)  # fmt: skip
+        self._pack = np.array(self.game.pack, dtype=np.int64)
+        self._reset_rows = jax.jit(self._reset_rows_fn)
+        self._step = jax.jit(self._step_fn)
+        self._started = False
+
+    def _reset_rows_fn(self, state: State, key: jax.Array, decks: jax.Array, given: jax.Array,
+                       rows: jax.Array) -> tuple[State, jax.Array]:  # fmt: skip
+        random = jax.vmap(self.core.random_deck)(jax.random.split(key, self.num_envs))
+        fresh = jax.vmap(self.core.init_deck)(jnp.where(given[:, None], decks, random))
+        new = _rows(rows, fresh, state)
+        return new, jax.vmap(self.core.observe)(new)
+
+    def _step_fn(self, state: State, actions: jax.Array, key: jax.Array, done: jax.Array) -> tuple:
+        stepped = jax.vmap(self.core.step)(state, actions)
+        fresh = jax.vmap(self.core.init)(jax.random.split(key, self.num_envs))
+        new = _rows(done, fresh, stepped)  # an env that ended last step starts a new deal now
+        return new, jax.vmap(self.core.observe)(new)
+
+    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
+        """Deal every env (or those in ``options["reset_mask"]``); ``options``: ``"deck"`` (one deck
+        for every env reset), ``"decks"`` (one deck or None per env). Bad input changes nothing."""
+        if not is_seed(seed):
+            raise ValueError(f"seed must be None or a whole number >= 0, got {seed!r}")
+        opts = check_options(options, VECTOR_OPTIONS, self.game, self.num_envs)
+        n = self.num_envs
+        rows = opts.get("reset_mask", np.ones(n, dtype=bool))
+        if not self._started and not rows.all():
+            raise ValueError("the first reset deals every env (no reset_mask)")
+        listed = opts.get("decks", [opts.get("deck")] * n)
+        given = np.array([d is not None for d in listed])
+        decks = np.zeros((n, self.game.pack_size), dtype=np.int64)
+        for i, d in enumerate(listed):
+            decks[i] = self._pack if d is None else d
+        if seed is not None:
+            self.rng = _key(int(seed))
+        key, self.rng = jax.random.split(self.rng)
+        state = (
+            self.state
+            if self._started
+            else jax.vmap(self.core.init_deck)(pack_indices(decks, self.game.pack))
+        )
+        self.state, obs = self._reset_rows(state, key, pack_indices(decks, self.game.pack), given, rows)
+        self.prev_done = jnp.where(rows, False, self.prev_done)
+        self.steps = self.state.elapsed  # Gymnasium's step counts: the rules count them here
+        self._started = True
+        return obs, self._infos()
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict]:
+        if not self._started:
+            raise RuntimeError("step() called before reset(); call reset() first")
+        acts = np.asarray(actions)
+        n, a = self.num_envs, self.core.num_actions
+        if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= a)).any():
+            raise ValueError(f"actions must be {n} integers in 0..{a - 1}, got {actions!r}")
+        key, self.rng = jax.random.split(self.rng)
+        state, obs = self._step(self.state, jnp.asarray(acts, dtype=jnp.int32), key, self.prev_done)
+        if self.core.illegal_action == "raise" and bool(jnp.any(state.illegal & ~self.prev_done)):
+            row = int(jnp.argmax(state.illegal & ~self.prev_done))
+            legal = np.flatnonzero(np.asarray(self.state.legal_action_mask[row])).tolist()
+            raise IllegalMove(f"{self.game.name}: action {int(acts[row])} of env {row} is not legal now; "
+                              f"legal actions: {legal}")  # fmt: skip
+        self.state = state
+        self.prev_done = state.terminated | state.truncated
+        self.steps = state.elapsed
+        return obs, state.reward, state.terminated, state.truncated, self._infos()
+
+    def action_masks(self) -> np.ndarray:
+        """bool (num_envs, num_actions): each env's legal actions; every action for an env whose
+        episode ended in the last step (its next action is ignored: a masked sampler cannot sample
+        from an all-zero row), as the compiled batched env."""
+        return np.asarray(self._masks(), dtype=bool)
+
+    def _masks(self) -> jax.Array:
+        return self.state.legal_action_mask | self.prev_done[:, None]
+
+    def _infos(self) -> dict[str, Any]:
+        info = {
+            **PatienceFuncEnv.state_info(self.func_env, self.state),
+            "action_mask": self._masks().astype(jnp.int8),
+        }
+        present = jnp.ones(self.num_envs, dtype=bool)
+        return {**info, **{"_" + key: present for key in info}}
+
+
+def _rows(rows: jax.Array, a: State, b: State) -> State:
+    """Env ``i`` from ``a`` where ``rows[i]``, else from ``b``."""
+
+    def pick(x: jax.Array, y: jax.Array) -> jax.Array:
+        return jnp.where(rows.reshape(rows.shape + (1,) * (x.ndim - 1)), x, y)
+
+    return jax.tree_util.tree_map(pick, a, b)

@@ -1,0 +1,77 @@
+"""Every game in JAX: the functional API (pgx / gymnax / PureJaxRL style) and the Gymnasium IDs.
+
+Needs the ``jax`` extra (``pip install "quadrat-env[jax]"``: CPU JAX; for a GPU install JAX's CUDA
+build as JAX's own install guide says, e.g. ``pip install -U "jax[cuda13]"``). ``import quadrat_env``
+never imports jax; this module imports it only when an env is made.
+
+Functional API, one object per env ID (``make``)::
+
+    import jax
+    from quadrat_env.functional import make
+
+    env = make("quadrat_env/Zudecken-v0")          # or "quadrat_env_jax/Zudecken-v0"
+    state = jax.vmap(env.init)(jax.random.split(key, 4096))   # State: board, legal_action_mask, ...
+    obs = jax.vmap(env.observe)(state)              # float32, the compiled env's layout and values
+    state = jax.vmap(env.step)(state, actions)      # state.reward, state.terminated, state.truncated
+
+Gymnasium IDs: each game's ``quadrat_env/<Name>-v0`` has a twin ``quadrat_env_jax/<Name>-v0`` built
+on Gymnasium's ``FunctionalJaxEnv`` / ``FunctionalJaxVectorEnv`` (``gym.make``, ``gym.make_vec``),
+with the same options, masks and infos as the compiled env, returning jax arrays.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from quadrat_env.extras import needs
+from quadrat_env.registry import compiled_id, spec_for
+
+#: Keyword arguments of the env itself; the others are the game's rule kwargs.
+ENV_KWARGS = ("reward_mode", "illegal_action", "illegal_penalty", "max_episode_steps")
+
+
+def _need_jax(what: str) -> None:
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        raise needs("jax", "jax", what) from None
+
+
+def make(env_id: str, **kwargs: Any) -> Any:
+    """The functional API (``quadrat_env.core.jax_core.JaxPatience``) of ``env_id`` (a compiled or
+    a JAX ID) with its registered kwargs, updated by ``kwargs``: the rule kwargs of the ID
+    (``win``, ``cover``, ``n_cards``, ``redeals``) and ``reward_mode``, ``illegal_action``,
+    ``illegal_penalty``, ``max_episode_steps`` (default: the registered time limit; None: none)."""
+    _need_jax(f"quadrat_env.functional.make({env_id!r})")
+    from quadrat_env.core.jax_core import JaxPatience
+    from quadrat_env.registry import rules_for
+
+    base = compiled_id(env_id)
+    spec = spec_for(base)
+    if spec.jax_rules is None:
+        raise ValueError(f"{env_id}: the game {spec.name!r} has no JAX rules")
+    env_kwargs = {k: kwargs.pop(k) for k in ENV_KWARGS if k in kwargs}
+    env_kwargs.setdefault("max_episode_steps", spec.max_episode_steps)
+    module, name = spec.jax_rules.split(":")
+    rules = getattr(importlib.import_module(module), name)(rules_for(base, **kwargs))
+    return JaxPatience(rules, has_end_action=spec.env_class.has_end_action, **env_kwargs)
+
+
+def make_env(env_id: str, **kwargs: Any) -> Any:
+    """Gymnasium's entry point of a ``quadrat_env_jax/...`` ID (``gym.make``)."""
+    _need_jax(f"gym.make({compiled_id(env_id)!r} on JAX)")
+    from quadrat_env.core.jax_env import PatienceJaxEnv
+
+    return PatienceJaxEnv(env_id, **kwargs)
+
+
+def make_vector_env(env_id: str, num_envs: int = 1, **kwargs: Any) -> Any:
+    """Gymnasium's vector entry point of a ``quadrat_env_jax/...`` ID (``gym.make_vec``)."""
+    _need_jax(f"gym.make_vec({compiled_id(env_id)!r} on JAX)")
+    from quadrat_env.core.jax_env import PatienceJaxVectorEnv
+
+    return PatienceJaxVectorEnv(env_id, num_envs=num_envs, **kwargs)
+
+
+__all__ = ["ENV_KWARGS", "make", "make_env", "make_vector_env"]
