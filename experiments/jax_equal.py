@@ -47,17 +47,17 @@ def _wrong(field: str, compiled: Any, jax_side: Any, alive: np.ndarray) -> np.nd
     return (c != j.astype(c.dtype)).reshape(len(alive), -1).any(axis=1) & alive
 
 
-def compare(env_id: str, decks: np.ndarray, policy: str, seed: int = 0) -> dict[str, Any]:
-    """Play ``decks`` (card numbers, one row a deal) on both backends; the steps compared, the
-    disagreements per field (all zero when the backends are equal) and the first one."""
+def compare(env_id: str, decks: np.ndarray, policy: str, seed: int = 0, **kwargs: Any) -> dict[str, Any]:
+    """Play ``decks`` (card numbers, one row a deal) on both backends, made with ``kwargs``; the
+    steps compared, the disagreements per field (all zero when the backends agree) and the first."""
     import jax
 
     from quadrat_env.core.jax_core import pack_indices
     from quadrat_env.functional import make
 
     n = len(decks)
-    venv = gym.make_vec(env_id, num_envs=n)
-    core = make(env_id, max_episode_steps=None)
+    venv = gym.make_vec(env_id, num_envs=n, **kwargs)
+    core = make(env_id, max_episode_steps=None, **kwargs)
     game = venv.unwrapped.game
     obs, info = venv.reset(options={"decks": [tuple(d) for d in decks]})
     state = jax.jit(jax.vmap(core.init_deck))(pack_indices(decks, game.pack))

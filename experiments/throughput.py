@@ -1,6 +1,6 @@
 """Env-steps per second, all measured in one run on this machine: single envs, vector envs, greedy, PPO.
 
-    python -m quadrat_env.experiments.throughput                # about six minutes on 2 cores
+    python -m quadrat_env.experiments.throughput                # about twelve minutes on 2 cores
     python -m quadrat_env.experiments.throughput --update-docs
 
 Measures, with random legal actions unless said otherwise (the action choice is inside the timing):
@@ -10,7 +10,10 @@ Measures, with random legal actions unless said otherwise (the action choice is 
   at N = 64, 1024 and 4096;
 * greedy play of 100,000 deals of each ID on the batched env (4,000 envs x 25 deals);
 * training steps/s of MaskablePPO and PPO on every ID: the YAML defaults (the batched env through the
-  SB3 adapter, large batches) against the 8-env DummyVecEnv configuration the committed models used.
+  SB3 adapter, large batches) against the 8-env DummyVecEnv configuration the committed models used;
+* the JAX rules of every ID (where jax is installed; ``--jax only`` measures just them, as on a GPU
+  machine: ``--jax only --jax-sizes 4096,1048576``), written with the device's name to
+  ``throughput_jax_<cpu|gpu>.{json,md}``.
 
 Machines are noisy, so the table gives ratios measured side by side, not just absolute numbers.
 Writes ``<out>/throughput.json`` and ``<out>/throughput.md``.
@@ -113,6 +116,78 @@ def greedy_deals(env_id: str, deals: int = 100_000, num_envs: int = 4000) -> dic
     return {"deals": total, "seconds": seconds, "win_rate": wins / total, "steps": steps}
 
 
+def jax_device() -> str:
+    """The device JAX computes on, in words (``gpu: NVIDIA H100 80GB HBM3``, ``cpu: cpu``)."""
+    import jax
+
+    device = jax.devices()[0]
+    return f"{device.platform}: {device.device_kind}"
+
+
+def jax_speed(env_id: str, num_envs: int, seconds: float, fresh: bool, chunk: int = 50) -> float:
+    """Env-steps/s of the JAX rules (``quadrat_env.functional``), random legal moves, ``num_envs``
+    deals in one ``jit(vmap)``, ``chunk`` steps a call under ``lax.scan``. An ended deal starts
+    again in the same step: with ``fresh`` a new shuffle (``init``: what a learner pays), else
+    its own deal replayed (``init_deck``: the rules alone, no shuffle)."""
+    import jax
+    import jax.numpy as jnp
+
+    from quadrat_env.functional import make
+
+    env = make(env_id)
+
+    def one(state: Any, deck: jax.Array, key: jax.Array) -> Any:
+        pick, deal = jax.random.split(key)
+        noise = jax.random.uniform(pick, state.legal_action_mask.shape)
+        state = env.step(state, jnp.argmax(jnp.where(state.legal_action_mask, noise, -1.0)))
+        new = env.init(deal) if fresh else env.init_deck(deck)
+        ended = state.terminated | state.truncated
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(ended, a, b), new, state)
+
+    def body(carry: Any, _: Any) -> Any:
+        state, decks, key = carry
+        key, sub = jax.random.split(key)
+        return (jax.vmap(one)(state, decks, jax.random.split(sub, num_envs)), decks, key), None
+
+    run = jax.jit(lambda carry: jax.lax.scan(body, carry, None, length=chunk)[0])
+    decks = jax.vmap(env.random_deck)(jax.random.split(jax.random.PRNGKey(1), num_envs))
+    carry = run((jax.vmap(env.init_deck)(decks), decks, jax.random.PRNGKey(0)))  # compiles
+    jax.block_until_ready(carry)
+    calls, start = 0, time.perf_counter()
+    while calls < 3 or time.perf_counter() - start < seconds:
+        carry = jax.block_until_ready(run(carry))  # each call waited for: dispatch is asynchronous
+        calls += 1
+    return calls * chunk * num_envs / (time.perf_counter() - start)
+
+
+def jax_rows(sizes: tuple[int, ...], seconds: float) -> list[tuple[str, Callable[[], Any]]]:
+    """The JAX measurements: every ID at every size, fresh and replayed deals."""
+    tasks: list[tuple[str, Callable[[], Any]]] = []
+    for env_id in quadrat_env.ENV_IDS:
+        for n in sizes:
+            for fresh in (True, False):
+                label = f"jax {'fresh' if fresh else 'replay'} {env_id} x{n}"
+                tasks.append((label, lambda e=env_id, n=n, f=fresh: jax_speed(e, n, seconds, f)))
+    return tasks
+
+
+def jax_table(r: dict[str, Any]) -> str:
+    sizes = sorted({int(k.rsplit("x", 1)[1]) for k in r if k.startswith(("jax fresh ", "jax replay "))})
+    if not sizes:
+        return ""
+    lines = [f"JAX rules (`quadrat_env.functional`, random legal moves, `jit(vmap)` and `lax.scan`) on "
+             f"**{r['jax device']}**, jax {r['jax version']}; env-steps/s, an ended deal dealt again in the "
+             "same step with a fresh shuffle (`init`) / its own deal replayed (`init_deck`, no shuffle):",
+             "", "| env | " + " | ".join(f"x{n:,}" for n in sizes) + " |",
+             "|---|" + "---:|" * len(sizes)]  # fmt: skip
+    for env_id in quadrat_env.ENV_IDS:
+        cells = [
+            f"{r[f'jax fresh {env_id} x{n}']:,.0f} / {r[f'jax replay {env_id} x{n}']:,.0f}" for n in sizes
+        ]
+        lines.append(f"| {env_id.split('/')[1]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 #: The configuration the committed models were trained with: SB3's DummyVecEnv over 8 single envs.
 DUMMY8 = {"vec_env": "dummy", "n_envs": 8, "n_steps": 256, "batch_size": 512, "n_epochs": 4}
 
@@ -130,9 +205,8 @@ def ppo_steps(env_id: str, algo: str, timesteps: int, overrides: dict[str, Any])
         return float(train(Settings.from_config(config), Path(tmp), progress=False)["steps_per_second"])
 
 
-def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, Any]:
-    from tqdm.auto import tqdm
-
+def cpu_rows(seconds: float, ppo_timesteps: int) -> list[tuple[str, Callable[[], Any]]]:
+    """The measurements of the compiled envs and of training (everything but JAX)."""
     tasks: list[tuple[str, Callable[[], Any]]] = []
     for env_id in (*quadrat_env.ENV_IDS, "Blackjack-v1"):
         tasks.append((f"single {env_id}", lambda e=env_id: single_env(e, seconds)))
@@ -153,6 +227,12 @@ def run(seconds: float, ppo_timesteps: int, progress: bool = True) -> dict[str, 
                             lambda e=env_id, a=algo, o=overrides: ppo_steps(e, a, ppo_timesteps, o),
                         )
                     )
+    return tasks
+
+
+def run(tasks: list[tuple[str, Callable[[], Any]]], progress: bool = True) -> dict[str, Any]:
+    from tqdm.auto import tqdm
+
     results: dict[str, Any] = {}
     bar = tqdm(tasks, unit="task", disable=None if progress else True)
     for label, task in bar:
@@ -215,16 +295,67 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--update-docs", action="store_true", help=f"write the table into {PAGE} (repository root)"
     )
+    p.add_argument("--jax", choices=("also", "only", "off"), default="also",
+                   help="the JAX rules too (default, where jax is installed), only them, or not")  # fmt: skip
+    p.add_argument("--jax-sizes", type=_sizes, default=None,
+                   help="envs a batch for JAX, comma-separated (default 4096,65536 on a CPU, "
+                        "4096,65536,1048576,4194304 on a GPU)")  # fmt: skip
     args = p.parse_args(argv)
     if args.update_docs:
         docs_page(p, PAGE)
     if not args.seconds > 0 or args.ppo_timesteps < 0:
         p.error("--seconds must be > 0 and --ppo-timesteps >= 0")
-    results = run(args.seconds, args.ppo_timesteps)
-    command = "python -m quadrat_env.experiments.throughput --update-docs"
-    write_tables(args.out, "throughput", results, table(results), PAGE if args.update_docs else None, command,
-                 MARKERS)  # fmt: skip
+    if args.jax != "off" and not _has_jax(args.jax == "only"):
+        print("throughput: jax is not installed: the JAX rules are not measured (the 'jax' extra)")
+        args.jax = "off"
+    if args.jax != "only":
+        results = run(cpu_rows(args.seconds, args.ppo_timesteps))
+        write_tables(args.out, "throughput", results, table(results), PAGE if args.update_docs else None,
+                     "python -m quadrat_env.experiments.throughput --update-docs", MARKERS)  # fmt: skip
+    if args.jax != "off":
+        write_jax(args, argv)
     return 0
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(s) for s in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected whole numbers separated by commas, got {text!r}"
+        ) from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"every size must be >= 1, got {text!r}")
+    return sizes
+
+
+def _has_jax(required: bool) -> bool:
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        if required:  # --jax only: the command's one line naming the extra
+            raise
+        return False
+    return True
+
+
+def write_jax(args: argparse.Namespace, argv: list[str] | None) -> None:
+    """The JAX measurements into ``<out>/throughput_jax_<platform>.{json,md}`` (and the docs)."""
+    import jax
+
+    platform = jax.devices()[0].platform
+    sizes = args.jax_sizes or ((4096, 65536) if platform == "cpu" else (4096, 65536, 1 << 20, 1 << 22))
+    results = {
+        "jax device": jax_device(),
+        "jax version": jax.__version__,
+        **run(jax_rows(sizes, args.seconds)),
+    }
+    command = "python -m quadrat_env.experiments.throughput " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
+    markers = (f"<!-- throughput-jax-{platform}:start -->", f"<!-- throughput-jax-{platform}:end -->")
+    page = PAGE if args.update_docs and markers[0] in PAGE.read_text() else None
+    write_tables(args.out, f"throughput_jax_{platform}", results, jax_table(results), page, command, markers)
 
 
 if __name__ == "__main__":

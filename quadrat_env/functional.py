@@ -4,7 +4,7 @@ Needs the ``jax`` extra (``pip install "quadrat-env[jax]"``: CPU JAX; for a GPU 
 build as JAX's own install guide says, e.g. ``pip install -U "jax[cuda13]"``). ``import quadrat_env``
 never imports jax; this module imports it only when an env is made.
 
-Functional API, one object per env ID (``make``)::
+Functional API, one object per env ID (``make``):
 
     import jax
     from quadrat_env.functional import make

@@ -2,7 +2,7 @@
 
 The JAX twin of ``quadrat_env.core.kernel``'s ``_start`` and ``_act``: a game supplies its rules as
 pure functions over a small board pytree (``JaxRules``, written beside its compiled kernel), and
-``JaxPatience`` turns them into the functional API that pgx, gymnax and PureJaxRL users expect::
+``JaxPatience`` turns them into the functional API that pgx, gymnax and PureJaxRL users expect:
 
     env = quadrat_env.functional.make("quadrat_env/Zudecken-v0")
     state = jax.jit(jax.vmap(env.init))(jax.random.split(key, 4096))

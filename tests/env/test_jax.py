@@ -40,6 +40,20 @@ def test_the_jax_rules_play_every_step_as_the_compiled_rules(env_id, policy):
     assert out["disagreements"] == dict.fromkeys(out["disagreements"], 0), out["first"]
 
 
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("quadrat_env/Zudecken-v0", {"cover": "pairs", "win": "dealt", "reward_mode": "dense"}),
+        ("quadrat_env/Zudecken32-v0", {"win": "dealt"}),
+        ("quadrat_env/Quadrille-v0", {"redeals": 0, "reward_mode": "dense"}),
+        ("quadrat_env/Quadrille-v0", {"redeals": 5}),
+    ],
+)
+def test_other_settings_play_as_the_compiled_rules_too(env_id, kwargs):
+    out = compare(env_id, decks(env_id, 100, seed=1), "random", **kwargs)
+    assert out["disagreements"] == dict.fromkeys(out["disagreements"], 0), out["first"]
+
+
 def test_the_comparison_sees_one_wrong_bit(monkeypatch):
     from quadrat_env.slots.jax_rules import SlotJaxRules
 

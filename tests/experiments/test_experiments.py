@@ -181,7 +181,8 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
     monkeypatch.setattr(throughput, "SIZES", (4, 8, 16))
     original = throughput.greedy_deals
     monkeypatch.setattr(throughput, "greedy_deals", lambda env_id: original(env_id, 2000, 100))
-    throughput.main(["--seconds", "0.01", "--ppo-timesteps", "0", "--out", str(tmp_path)])
+    throughput.main(["--seconds", "0.01", "--ppo-timesteps", "0", "--out", str(tmp_path), "--jax", "off"])
+    assert not list(tmp_path.glob("throughput_jax*"))
     data = json.loads((tmp_path / "throughput.json").read_text())
     assert data["single Blackjack-v1"] > 0
     for env_id in ("quadrat_env/Zudecken-v0", "quadrat_env/Quadrille-v0"):
@@ -192,6 +193,20 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
     assert "| Zudecken-v0 |" in (tmp_path / "throughput.md").read_text()
     with pytest.raises(SystemExit):
         throughput.main(["--seconds", "0"])
+
+
+def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path):
+    pytest.importorskip("jax")
+    from quadrat_env.experiments import throughput
+
+    throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "8,16", "--out", str(tmp_path)])
+    assert not (tmp_path / "throughput.json").exists()  # --jax only: the other measurements are not made
+    data = json.loads((tmp_path / "throughput_jax_cpu.json").read_text())
+    assert data["jax device"] == "cpu: cpu" and data["jax version"]
+    for mode in ("fresh", "replay"):
+        assert data[f"jax {mode} quadrat_env/Quadrille-v0 x16"] > 0
+    table = (tmp_path / "throughput_jax_cpu.md").read_text()
+    assert "| Zudecken32-v0 |" in table and "x16" in table and "**cpu: cpu**" in table
 
 
 @pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"])
