@@ -34,6 +34,7 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 from quadrat_env import seeds
 from quadrat_env.extras import command
 from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder, replace_all
+from quadrat_env.journal import JournalError, read_journal
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -343,6 +344,12 @@ def _plots(args: argparse.Namespace, result: dict[str, Any]) -> dict[Path, bytes
 
 def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
     start = time.perf_counter()
+    journal = (Path(".") if args.update_docs else args.out) / JOURNAL
+    try:  # a damaged or forged journal is found before any deal is played, not after
+        read_journal(journal)
+    except JournalError as err:
+        print(f"benchmark: error: {err}", file=sys.stderr)
+        return 2
     try:
         result = run(args)
     except WorkerFailed as err:
@@ -360,7 +367,7 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
             readme = updated_page(readme, text, how, markers, README)
         changes[README] = readme.encode()
     # tables, plots, the docs page and the README as one change: a stop leaves all old or all new
-    replace_all(changes, (Path(".") if args.update_docs else args.out) / JOURNAL)
+    replace_all(changes, journal)
     print("\n" + table + f"\nwrote {args.out}/benchmark.json, benchmark.md"
           f"{'' if args.no_plots else ', win_rates.png, learning_curves.png'} "
           f"in {time.perf_counter() - start:.0f}s")  # fmt: skip

@@ -18,7 +18,8 @@ from pathlib import Path
 from quadrat_env.agents.safe_load import load_model
 
 from quadrat_env.extras import command, importing
-from quadrat_env.files import data_files, replace_all
+from quadrat_env.files import data_files, exclusive_folder, replace_all
+from quadrat_env.journal import read_journal
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -100,11 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("runs", nargs="+", type=Path, help="run folders")
     p.add_argument("--models", type=Path, default=MODELS)
     args = p.parse_args(argv)
-    for run in args.runs:
-        try:
-            print(f"{run} -> {publish(run, args.models)}")
-        except (ValueError, KeyError) as err:
-            p.error(str(err))
+    try:  # one writer of a models folder at a time (slim and a second publish are refused)
+        with exclusive_folder(args.models):
+            read_journal(args.models / JOURNAL)  # a damaged or forged journal: refused before any work
+            for run in args.runs:
+                print(f"{run} -> {publish(run, args.models)}")
+    except (ValueError, KeyError) as err:  # FolderBusy and JournalError are ValueErrors
+        p.error(str(err))
     return 0
 
 

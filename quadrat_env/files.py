@@ -34,7 +34,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             tmp_path.unlink()
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 @contextlib.contextmanager
@@ -70,7 +70,7 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):  # not every file system lets a folder be opened
         fd = os.open(folder, os.O_RDONLY)
         try:
@@ -120,81 +120,22 @@ def exclusive_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-#: Fault injection for the tests: with ``QUADRAT_ENV_KILL_AT=k`` the writer of ``replace_all``
-#: dies (``os._exit``) right after its k-th step, as under ``kill -9``.
-_KILL_AT = "QUADRAT_ENV_KILL_AT"
+@contextlib.contextmanager
+def take_turns(lock: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the lock file ``lock`` (made if missing), waiting while another process holds it: writers
+    that must not overlap take turns. The lock goes with the process (``flock``), however it ends."""
+    import fcntl
+
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def replace_all(changes: dict[Path, bytes | None], journal: str | os.PathLike[str]) -> None:
-    """Replace several files as one change: afterwards all are new, or, if the writer was stopped at
-    any point, all old once ``finish`` has run (every writer calls it first). ``None`` deletes
-    a file. Steps: a journal in state "writing" names each change's temporary file; each new file
-    is written whole beside its target; the journal turns "renaming"; the renames and deletions;
-    the journal goes. ``finish`` rolls a "writing" journal back, a "renaming" one forward."""
-    import json
-
-    journal = Path(journal)
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    finish(journal)
-    plan = [(str(target), None if data is None else str(target.with_name(f".{target.name}.pending")))
-            for target, data in changes.items()]  # fmt: skip
-    atomic_write(journal, json.dumps({"state": "writing", "plan": plan}))
-    _step(1)
-    for (_, temp), data in zip(plan, changes.values(), strict=True):
-        if temp is not None:
-            Path(temp).parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(temp, data)
-            _step(2)
-    atomic_write(journal, json.dumps({"state": "renaming", "plan": plan}))
-    _step(3)
-    _complete(plan)
-    journal.unlink()
-    _fsync_dir(journal.parent)
-
-
-def finish(journal: str | os.PathLike[str]) -> None:
-    """Complete or undo a ``replace_all`` that was stopped (nothing to do if none was)."""
-    import json
-
-    journal = Path(journal)
-    if not journal.is_file():
-        return
-    try:
-        record = json.loads(journal.read_text())
-        state, plan = record["state"], record["plan"]
-    except (OSError, ValueError, KeyError, TypeError):  # a journal is written atomically: never half
-        state, plan = "writing", []
-    if state == "renaming":
-        _complete(plan)
-    else:
-        for _, temp in plan:
-            if temp is not None:
-                Path(temp).unlink(missing_ok=True)
-    journal.unlink(missing_ok=True)
-
-
-def _complete(plan: list[tuple[str, str | None]]) -> None:
-    for target, temp in plan:
-        if temp is None:
-            Path(target).unlink(missing_ok=True)
-        elif Path(temp).exists():  # not yet renamed
-            os.replace(temp, target)
-            _fsync_dir(Path(target).parent)
-        _step(4)
-
-
-def _step(kind: int) -> None:
-    """Count the writer's steps; die after the one ``QUADRAT_ENV_KILL_AT`` names (tests only)."""
-    at = os.environ.get(_KILL_AT)
-    if at is None:
-        return
-    _STEPS.append(kind)
-    if len(_STEPS) == int(at):
-        os._exit(137)
-
-
-_STEPS: list[int] = []
-
+# The journaled multi-file change lives in ``quadrat_env.journal``; its names stay importable here.
+from quadrat_env.journal import JournalError, finish, replace_all  # noqa: E402, F401
 
 #: The most bytes :func:`load_npz` lets one file's arrays claim (the largest the project writes, the
 #: 32-card solved table, is about 0.3 GB).

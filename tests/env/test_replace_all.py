@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from quadrat_env.files import finish, replace_all
+from quadrat_env.journal import LOCK
 
 WRITER = """
 import sys
@@ -24,7 +25,9 @@ NEW = {"a.txt": "new a", "sub/b.txt": "new b", "c.txt": "new c"}
 
 
 def files(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
+    # (the writers' lock file stays, hidden, as every lock file here does)
+    return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()
+            and p.name != LOCK}  # fmt: skip
 
 
 def start(root: Path) -> None:

@@ -3,6 +3,8 @@ one-game benchmark never replaces the all-games tables."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -96,3 +98,31 @@ def test_each_run_publishes_as_the_kind_that_says_how_it_learned():
     assert publish.kind_of({"algo": "ppo", "init": "models/Zudecken-rl.zip"}) == "ppo"
     assert {publish.kind_of(c) for c in ({"algo": "ppo"}, {"method": METHOD})} <= set(benchmark.MODEL_KINDS)
     assert benchmark.MODEL_KINDS["td_ppo"] == "maskable_ppo"
+
+
+def test_a_forged_journal_stops_the_benchmark_before_any_deal_is_played(tmp_path, capsys):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / benchmark.JOURNAL).write_text(json.dumps({"state": "renaming", "plan": [[str(victim), None]]}))
+    argv = ["--env", ZU, "--deals", "2", "--planner-deals", "0", "--out", str(out), "--no-plots"]
+    assert benchmark.main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "not a journal this package wrote" in lines[0]
+    assert victim.read_text() == "keep me" and not (out / "benchmark.json").exists()
+
+
+def test_publish_takes_the_models_folder_alone_and_refuses_a_forged_journal(finished, tmp_path, capsys):
+    from quadrat_env.files import exclusive_folder
+
+    _, folder = finished
+    models = tmp_path / "models"
+    with exclusive_folder(models), pytest.raises(SystemExit) as stop:  # another writer holds it
+        publish.main([str(folder), "--models", str(models)])
+    assert stop.value.code == 2 and "another run is writing" in capsys.readouterr().err
+    (models / publish.JOURNAL).write_text(json.dumps({"state": "writing", "plan": [["../x", None]]}))
+    with pytest.raises(SystemExit) as stop:
+        publish.main([str(folder), "--models", str(models)])
+    assert stop.value.code == 2 and "not a journal this package wrote" in capsys.readouterr().err
+    assert not list(models.rglob("*.zip"))
