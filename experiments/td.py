@@ -92,6 +92,10 @@ class Settings:
                 raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")
         if self.env_kwargs.get("reward_mode", "sparse") != "sparse":
             raise ValueError("TD learns win probabilities: it needs the sparse reward (reward_mode: sparse)")
+        if self.batch_size > self.n_moves:  # its first batch would never fill: the run would never end
+            raise ValueError(f"batch_size {self.batch_size:,} is more than the run's {self.n_moves:,} "
+                             "moves (--moves): its first batch would never fill; lower batch_size in the "
+                             "YAML")  # fmt: skip
 
     @classmethod
     def from_entry(cls, env_id: str, seed: int, entry: dict[str, Any]) -> Settings:
@@ -201,6 +205,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Sett
                                  eval_deals=args.eval_deals)  # fmt: skip
         settings.env_seeds()  # refuses seeds that reach other deals
         Learner.check_network(settings)
+        Learner.check_memory(settings)
         run_dir = args.out / "td" / f"{env_name(args.env)}-seed{args.seed}"
         open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite)
     except ValueError as err:

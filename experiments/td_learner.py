@@ -65,6 +65,21 @@ class Learner:
                              "scored_moves, afterstates and value): choose one of "
                              f"{afterstate_names()}")  # fmt: skip
 
+    @staticmethod
+    def check_memory(settings: Any) -> None:
+        """Refuse settings whose envs and buffers would not fit in the memory available now, before
+        any work. An estimate per env: the batched env's rows, deck queue and observation copies,
+        and the pending and buffered afterstates (each at most an observation's size here)."""
+        env = gym.make(settings.env_id, **settings.env_kwargs).unwrapped
+        obs, game = env.observation_space.shape[0], env.game
+        per_env = 8 * game.state_size + 48 * obs + 64 * game.pack_size
+        need = settings.n_envs * per_env + (settings.batch_size + settings.n_envs) * 12 * (obs + 1)
+        free = available_memory()
+        if free is not None and need > 0.8 * free:
+            raise ValueError(f"n_envs {settings.n_envs:,} and batch_size {settings.batch_size:,} need about "
+                             f"{need / 2**30:,.1f} GiB, more than 80% of the {free / 2**30:.1f} GiB "
+                             "available: lower --n-envs (or batch_size in the YAML)")  # fmt: skip
+
     def _afterstate_shape(self) -> tuple[int, ...]:
         obs = torch.from_numpy(self.obs[:1])
         rows, moves = torch.nonzero(torch.ones_like(self.net.scored_moves(obs)), as_tuple=True)
@@ -192,3 +207,15 @@ class Learner:
         checkpoint.restore(self.venv, meta["env"], arrays)
         self.curve = [tuple(row) for row in self.curve]
         self._since = time.perf_counter()
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux's MemAvailable), or None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

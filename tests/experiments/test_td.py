@@ -106,17 +106,23 @@ def test_the_command_stops_on_ctrl_c_resumes_and_writes_a_loadable_model(tmp_pat
     ("override", "message"),
     [({"n_envs": 0}, "n_envs"), ({"epsilon_start": 2.0}, "epsilon_start"), ({"features": "zudecken"},
      "afterstate"), ({"env_kwargs": {"reward_mode": "dense"}}, "sparse"), ({"batch": 3}, "unknown"),
-     ({"features": None}, "lack features"), ({"env_kwargs": [1]}, "mapping")],
+     ({"features": None}, "lack features"), ({"env_kwargs": [1]}, "mapping"),
+     ({"n_moves": 100, "batch_size": 512}, "never fill")],
 )  # fmt: skip
 def test_bad_settings_are_refused_with_their_name(override, message):
     with pytest.raises(ValueError, match=message):
-        entry = {"n_moves": 10, "features": "zudecken-afterstates", **override}
+        entry = {"n_moves": 1000, "features": "zudecken-afterstates", **override}
         entry = {k: v for k, v in entry.items() if v is not None}
         Learner.check_network(td.Settings.from_entry(Z32, 0, entry))
 
 
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys):
-    for bad in (["--moves", "0"], ["--seed", "-1"], ["--checkpoint-minutes", "-1"]):
+    for bad in (
+        ["--moves", "0"],
+        ["--seed", "-1"],
+        ["--checkpoint-minutes", "-1"],
+        ["--moves", "100"],
+    ):
         with pytest.raises(SystemExit) as stop:
             td.main(["--env", Z32, "--out", str(tmp_path), *bad])
         assert stop.value.code == 2
@@ -131,3 +137,16 @@ def test_greedy_on_the_scores_is_what_the_saved_policy_plays():
         scores = learner.net(torch.from_numpy(obs)).masked_fill(~torch.from_numpy(masks), -torch.inf)
     actions, _ = learner.model.predict(obs, action_masks=masks, deterministic=True)
     assert np.array_equal(actions, scores.argmax(1).numpy())
+
+
+def test_settings_the_run_cannot_fill_or_hold_are_refused_before_any_work(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:  # batch_size 512 > 100 moves: the first batch never fills
+        td.main(["--env", Z32, "--out", str(tmp_path), "--moves", "100"])
+    assert stop.value.code == 2 and "never fill" in capsys.readouterr().err
+    yml = tmp_path / "huge.yml"  # a batch of 10^11 afterstates: refused with the figure and the flag
+    yml.write_text(f"{Z32}: {{n_moves: {10**12}, batch_size: {10**11}, features: zudecken-afterstates}}\n")
+    with pytest.raises(SystemExit) as stop:
+        td.main(["--env", Z32, "--out", str(tmp_path), "--hyperparams", str(yml)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and "GiB" in err[-1] and "--n-envs" in err[-1] and "error" in err[-1]
+    assert not (tmp_path / "td").exists()
