@@ -77,7 +77,10 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
     cmd = [sys.executable, "-m", "quadrat_env.experiments.compare", "--env", "Zudecken", "--agent", "planner",
            "--deals", "1000", "--baselines", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as at a terminal, even where this suite runs with SIGINT ignored (a shell's background
+    # job ignores it, and a child inherits that)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     time.sleep(8)  # past the imports, into the play
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
