@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
+import io
 import json
 import re
 import zipfile
@@ -103,11 +104,12 @@ def _layers(layers: Any, whole: Any) -> None:
                               f"{MAX_LAYERS} layers, {MAX_LAYER_WEIGHTS:,} weights between two)")  # fmt: skip
 
 
-def _read_members(path: Path) -> dict[str, Any]:
+def _read_members(path: Path, raw: bytes | None = None) -> dict[str, Any]:
     """The file's ``data`` JSON, after checking every member's real decompressed size (read in
-    chunks, never trusting the sizes the zip states) against the limits above."""
+    chunks, never trusting the sizes the zip states) against the limits above; from ``raw``, the
+    file's bytes as read once, where given."""
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(path if raw is None else io.BytesIO(raw)) as archive:
             infos = archive.infolist()
             if len(infos) > MAX_MEMBERS:
                 raise UnsafeModelFile(f"{path} holds {len(infos)} files; a saved model has a handful")
@@ -202,11 +204,12 @@ def _policy_kwargs(field: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def safe_custom_objects(path: str | Path, algo: str, env_id: str) -> dict[str, Any]:
+def safe_custom_objects(path: str | Path, algo: str, env_id: str, raw: bytes | None = None) -> dict[str, Any]:
     """``custom_objects`` for ``load(path)`` that leave nothing in the file to unpickle. A file whose
-    fields have shapes no saved model has (a number where a list belongs, ...) is a ``ValueError``."""
+    fields have shapes no saved model has (a number where a list belongs, ...) is a ``ValueError``.
+    ``raw``: the file's bytes, read once by the caller, which then loads these same bytes."""
     cls = algorithm(algo)
-    data = _read_members(Path(path))
+    data = _read_members(Path(path), raw)
     try:
         return _custom_objects(Path(path), cls, data, env_id)
     except (TypeError, AttributeError, IndexError, RecursionError) as err:
@@ -279,9 +282,15 @@ def load_model(path: str | Path, algo: str, env_id: str, trust: bool = False) ->
     if not path.is_file():
         raise FileNotFoundError(f"no saved model at {path}")
     cls = algorithm(algo)
-    custom = None if trust else safe_custom_objects(path, algo, env_id)
+    if path.stat().st_size > MAX_TOTAL:
+        raise UnsafeModelFile(
+            f"{path} is {path.stat().st_size >> 20} MB; a model for these games is far smaller"
+        )
+    # read once: the bytes checked are the bytes loaded, whatever happens to the file meanwhile
+    raw = path.read_bytes()
+    custom = None if trust else safe_custom_objects(path, algo, env_id, raw)
     try:
-        return cls.load(path, device="cpu", custom_objects=custom)
+        return cls.load(io.BytesIO(raw), device="cpu", custom_objects=custom)
     except Exception as err:  # weights that do not fit the checked settings, a damaged member, ...
         raise ValueError(
             f"{path} could not be loaded as a {algo} model: {type(err).__name__}: "

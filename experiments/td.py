@@ -33,13 +33,14 @@ import json
 import signal
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write, save_model
+from quadrat_env.files import atomic_write, exclusive_run, save_model
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -195,8 +196,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Settings, Path]:
-    """The run's settings and folder, every check done before any work (a bad one: exit 2)."""
+def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitStack) -> tuple[Settings, Path]:
+    """The run's settings and folder, every check done before any work (a bad one: exit 2); the
+    folder is held by this run (``held``) from before it is claimed: a second run into it is refused."""
     if not args.checkpoint_minutes >= 0:
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     try:
@@ -207,6 +209,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Sett
         Learner.check_network(settings)
         Learner.check_memory(settings)
         run_dir = args.out / "td" / f"{env_name(args.env)}-seed{args.seed}"
+        held.enter_context(exclusive_run(run_dir))
         open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite)
     except ValueError as err:
         p.error(str(err))
@@ -217,8 +220,9 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[Sett
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
-    settings, run_dir = _checked(p, args)
-    summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+    with ExitStack() as held:  # the run folder, held until the run ends
+        settings, run_dir = _checked(p, args, held)
+        summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
     if "interrupted" in summary:
         name = signal.Signals(summary["interrupted"]).name
         print(f"td: stopped by {name} at move {summary['moves']:,}; checkpoint in {run_dir / CHECKPOINT}; "

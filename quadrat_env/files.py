@@ -104,18 +104,35 @@ def exclusive_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold ``folder`` (made if missing) for one run: a second run into it while the first holds it is
     refused at once with ``FolderBusy``, so two runs never mix their files. The lock goes with
     the process (``flock``), however it ends."""
-    import fcntl
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK, "a") as handle:
+    with _exclusive(folder / LOCK, folder):
+        yield folder
+
+
+@contextlib.contextmanager
+def exclusive_run(run_dir: str | os.PathLike[str]) -> Iterator[Path]:
+    """Hold the run folder ``run_dir`` for one run, from before it is claimed to the run's end: a
+    second run into it is refused at once with ``FolderBusy``. The lock file lies beside the folder
+    (``.<name>.lock``), so that ``--overwrite`` may delete the folder while it is held."""
+    run_dir = Path(run_dir)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    with _exclusive(run_dir.parent / f".{run_dir.name}.lock", run_dir):
+        yield run_dir
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path, folder: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(lock, "a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise FolderBusy(f"another run is writing to {folder}; wait for it to end, or choose another "
                              "output folder") from None  # fmt: skip
         try:
-            yield folder
+            yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 

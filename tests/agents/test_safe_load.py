@@ -133,3 +133,22 @@ def test_a_shipped_model_by_name_needs_no_algo(capsys, tmp_path):
             "--no-progress", "--no-optimum", "--out", str(tmp_path)]  # fmt: skip
     assert compare.main(argv) == 0
     assert "| Zudecken-maskable_ppo | 3 |" in capsys.readouterr().out
+
+
+def test_the_bytes_checked_are_the_bytes_loaded(tmp_path, monkeypatch):
+    """A file swapped for a hostile copy between the check and the load: the checked bytes load."""
+    from quadrat_env.agents import safe_load
+
+    path = tmp_path / "model.zip"
+    path.write_bytes((MODELS / "Zudecken-maskable_ppo.zip").read_bytes())
+    hostile, marker = crafted(tmp_path, "evil")
+    check = safe_load.safe_custom_objects
+
+    def check_then_swap(*args, **kwargs):
+        custom = check(*args, **kwargs)
+        path.write_bytes(hostile.read_bytes())  # the swap, right after the check
+        return custom
+
+    monkeypatch.setattr(safe_load, "safe_custom_objects", check_then_swap)
+    model = load_model(path, "maskable_ppo", ZU)
+    assert not marker.exists() and model.observation_space.shape == (269,)

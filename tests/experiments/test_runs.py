@@ -129,3 +129,18 @@ def test_publish_takes_the_models_folder_alone_and_refuses_a_forged_journal(fini
         publish.main([str(folder), "--models", str(models)])
     assert stop.value.code == 2 and "not a journal this package wrote" in capsys.readouterr().err
     assert not list(models.rglob("*.zip"))
+
+
+def test_a_second_run_into_a_held_run_folder_is_refused_in_one_line(tmp_path, capsys):
+    from quadrat_env.experiments import td
+
+    from quadrat_env.files import exclusive_run
+
+    for module, argv, folder in (
+        (train, [*ARGV, "--out", str(tmp_path)], tmp_path / "ppo" / "Zudecken-seed1"),
+        (td, ["--env", ZU, "--out", str(tmp_path), "--moves", "1000"], tmp_path / "td" / "Zudecken-seed0"),
+    ):
+        with exclusive_run(folder), pytest.raises(SystemExit) as stop:  # a first run holds it
+            module.main(argv)
+        assert stop.value.code == 2 and "another run is writing to" in capsys.readouterr().err
+        assert not folder.exists()  # the second run claimed nothing
