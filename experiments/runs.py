@@ -45,10 +45,17 @@ def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
 
 
 def open_run_dir(
-    run_dir: Path, config: dict[str, Any], checkpoint: str, resume: bool, overwrite: bool
-) -> None:
+    run_dir: Path, config: dict[str, Any], checkpoint: str, resume: bool, overwrite: bool,
+    held: contextlib.ExitStack | None = None,
+) -> None:  # fmt: skip
     """A run's folder before any work: ``--resume`` checks it holds an unfinished run of exactly
-    ``config`` (``check_resumable``); otherwise it is claimed for a new run (``claim_run_dir``)."""
+    ``config`` (``check_resumable``); otherwise it is claimed for a new run (``claim_run_dir``).
+    With ``held``, the folder is first held by this run until ``held`` closes (``exclusive_run``): a
+    second run into it is refused with ``FolderBusy``."""
+    if held is not None:
+        from quadrat_env.files import exclusive_run
+
+        held.enter_context(exclusive_run(run_dir))
     if resume:
         check_resumable(run_dir, config, checkpoint)
     else:

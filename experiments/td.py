@@ -29,18 +29,18 @@ weights an uninterrupted run reaches.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 import time
-from contextlib import ExitStack
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write, exclusive_run, save_model
+from quadrat_env.files import atomic_write, save_model
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -196,9 +196,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitStack) -> tuple[Settings, Path]:
-    """The run's settings and folder, every check done before any work (a bad one: exit 2); the
-    folder is held by this run (``held``) from before it is claimed: a second run into it is refused."""
+def _checked(
+    p: argparse.ArgumentParser, args: argparse.Namespace, held: contextlib.ExitStack
+) -> tuple[Settings, Path]:
+    """The run's settings and folder (held by this run in ``held``), every check done before any work."""
     if not args.checkpoint_minutes >= 0:
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     try:
@@ -209,8 +210,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitSta
         Learner.check_network(settings)
         Learner.check_memory(settings)
         run_dir = args.out / "td" / f"{env_name(args.env)}-seed{args.seed}"
-        held.enter_context(exclusive_run(run_dir))
-        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite)
+        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite, held)
     except ValueError as err:
         p.error(str(err))
     return settings, run_dir
@@ -220,7 +220,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitSta
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
-    with ExitStack() as held:  # the run folder, held until the run ends
+    with contextlib.ExitStack() as held:  # the run folder, held until the run ends
         settings, run_dir = _checked(p, args, held)
         summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
     if "interrupted" in summary:

@@ -28,7 +28,6 @@ import signal
 import sys
 import time
 from collections.abc import Mapping
-from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from quadrat_env.experiments.starting import load_start, start_kwargs
 
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write, exclusive_run, save_model
+from quadrat_env.files import atomic_write, save_model
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -357,9 +356,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitStack) -> tuple[Settings, Path]:
-    """The run's settings and folder, every check done before any work (a bad one: exit 2); the
-    folder is held by this run (``held``) from before it is claimed: a second run into it is refused."""
+def _checked(
+    p: argparse.ArgumentParser, args: argparse.Namespace, held: contextlib.ExitStack
+) -> tuple[Settings, Path]:
+    """The run's settings and folder (held by this run in ``held``), every check done before any work."""
     if not args.checkpoint_minutes >= 0:
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     for name in ("timesteps", "n_envs", "eval_every", "eval_deals"):
@@ -370,8 +370,7 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitSta
         _policy_kwargs(settings)  # a bad features name fails here, before any training
         seeds.rl_training(args.seed, settings.n_envs)  # refuses seeds that reach other deals
         run_dir = args.out / args.algo / f"{env_name(args.env)}-seed{args.seed}"
-        held.enter_context(exclusive_run(run_dir))
-        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite)
+        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite, held)
     except ValueError as err:
         p.error(str(err))
     return settings, run_dir
@@ -381,17 +380,14 @@ def _checked(p: argparse.ArgumentParser, args: argparse.Namespace, held: ExitSta
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
-    with ExitStack() as held:  # the run folder, held until the run ends
+    with contextlib.ExitStack() as held:  # the run folder, held until the run ends
         settings, run_dir = _checked(p, args, held)
         summary = train(settings, run_dir, progress=not args.no_progress, resume=args.resume,
                         checkpoint_minutes=args.checkpoint_minutes)  # fmt: skip
     if "interrupted" in summary:
         sig = summary["interrupted"]
-        how = (
-            f"checkpoint in {run_dir / CHECKPOINT}; continue with the same command and --resume"
-            if summary["steps"]
-            else "before its first update; start it again with --overwrite"
-        )
+        how = (f"checkpoint in {run_dir / CHECKPOINT}; continue with the same command and --resume" if
+               summary["steps"] else "before its first update; start it again with --overwrite")  # fmt: skip
         name = signal.Signals(sig).name
         print(f"train: stopped by {name} at step {summary['steps']:,}, {how}", file=sys.stderr)
         return 128 + sig
