@@ -63,14 +63,17 @@ class PatienceFuncEnv(FuncEnv):
         return self.state_info(next_state)
 
 
-def _core(env_id: str, kwargs: dict[str, Any]) -> JaxPatience:
-    from quadrat_env.functional import make
+def _core(env_id: str, kwargs: dict[str, Any]) -> tuple[JaxPatience, Any]:
+    """The functional env of ``env_id`` with ``kwargs`` (a Gymnasium env's: no time limit of its
+    own unless given, no pictures), and the compiled rules it equals (for deck checks and names)."""
+    from quadrat_env.functional import ENV_KWARGS, make
 
     if kwargs.get("render_mode") is not None:
         raise ValueError(f"render_mode={kwargs['render_mode']!r}: the JAX envs draw no pictures; "
                          f"{compiled_id(env_id)} (the compiled rules) draws them")  # fmt: skip
     kwargs.pop("render_mode", None)
-    return make(env_id, max_episode_steps=kwargs.pop("max_episode_steps", None), **kwargs)
+    game = rules_for(compiled_id(env_id), **{k: v for k, v in kwargs.items() if k not in ENV_KWARGS})
+    return make(env_id, max_episode_steps=kwargs.pop("max_episode_steps", None), **kwargs), game
 
 
 def _check_action(action: Any, n: int) -> int:
@@ -101,9 +104,7 @@ class PatienceJaxEnv(FunctionalJaxEnv):
     metadata = {"render_modes": [], "jax": True}  # noqa: RUF012 - Gymnasium's own style
 
     def __init__(self, env_id: str, **kwargs: Any) -> None:
-        rule_kwargs = {k: v for k, v in kwargs.items() if k not in _ENV_ONLY}
-        self.core = _core(env_id, kwargs)
-        self.game = rules_for(compiled_id(env_id), **rule_kwargs)
+        self.core, self.game = _core(env_id, kwargs)
         func = PatienceFuncEnv(self.core)
         func.transform(jax.jit)
         super().__init__(func, metadata=self.metadata)
@@ -153,9 +154,6 @@ class PatienceJaxEnv(FunctionalJaxEnv):
         return tuple(card_code(c) for c in self._dealt)
 
 
-_ENV_ONLY = ("render_mode", "reward_mode", "illegal_action", "illegal_penalty", "max_episode_steps")
-
-
 def _plain(info: dict[str, Any]) -> dict[str, Any]:
     """The compiled env's info types: an int8 numpy mask, Python scalars."""
     return {"action_mask": np.asarray(info["action_mask"], dtype=np.int8),
@@ -171,9 +169,8 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
 
     def __init__(self, env_id: str, num_envs: int = 1, **kwargs: Any) -> None:
         num_envs = whole("num_envs", num_envs, minimum=1)
-        rule_kwargs = {k: v for k, v in kwargs.items() if k not in _ENV_ONLY}
-        core = _core(env_id, kwargs)
-        self.core, self.game = core, rules_for(compiled_id(env_id), **rule_kwargs)
+        core, self.game = _core(env_id, kwargs)
+        self.core = core
         super().__init__(PatienceFuncEnv(core), num_envs, max_episode_steps=core.max_episode_steps,
                          metadata=self.metadata)  # fmt: skip
         self._pack = np.array(self.game.pack, dtype=np.int64)
