@@ -5,6 +5,13 @@ config file: the names are the ones studies register (``quadrat_env.agents.regis
 *afterstate network* scores each move by the table it leaves (``scored_moves(obs)``: which moves it
 scores; ``afterstates(obs, rows, moves)``; ``value(afterstates)``: logits; ``forward(obs)``: every
 move's score). Its scores are the policy's logits: ``net_arch=[]`` and ``scores_as_logits``.
+
+An afterstate network may have a JAX twin (``jax_afterstate_network``), for learners whose env and
+learner run in one jitted loop: a class built from the observation's size with ``afterstate_shape``,
+``num_moves``, ``sizes(**kwargs)`` (its size, checked), ``init(key, **sizes)`` (weights: a dict
+named and shaped as the torch network's ``state_dict``, so they load into it as they are),
+``afterstates(obs)`` (one observation: every move's afterstate and whether it is scored),
+``value(params, afterstates)`` and ``scores(params, afterstates, scored)`` (every action's score).
 """
 
 from __future__ import annotations
@@ -122,3 +129,12 @@ def kwarg_limits() -> dict[str, int]:
         for key, limit in getattr(cls, "kwarg_limits", {}).items():
             out[key] = max(out.get(key, 0), limit)
     return out
+
+
+def jax_afterstate_network(name: str, obs_size: int) -> Any:
+    """The JAX twin of the afterstate network ``name``, for observations of ``obs_size`` entries."""
+    found = registry.jax_networks().get(name)
+    if found is None:
+        raise ValueError(f"features {name!r} has no JAX afterstate network: choose one of "
+                         f"{sorted(registry.jax_networks())}")  # fmt: skip
+    return registry.resolve(found)(obs_size)

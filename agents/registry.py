@@ -35,6 +35,7 @@ class AgentEntry:
 
 _AGENTS: dict[str, AgentEntry] = {}
 _NETWORKS: dict[str, str] = {}  # features name -> "module:Class"
+_JAX_NETWORKS: dict[str, str] = {}  # features name -> "module:Class" of its JAX twin (same weights)
 _OLD_PATHS: dict[str, str] = {}  # "old.module.Class" a saved model may record -> features name
 _MOVED: dict[str, str] = {}  # old module -> the module it moved to (importable under both names)
 _found = False
@@ -47,10 +48,13 @@ def register_agent(name: str, factory: Target, available: Target | None = None, 
     _AGENTS[name] = AgentEntry(factory, available, help)
 
 
-def register_network(name: str, cls: str, old_modules: tuple[str, ...] = ()) -> None:
+def register_network(name: str, cls: str, old_modules: tuple[str, ...] = (), jax: str | None = None) -> None:
     """A features extractor configs may name (``features: name``); ``old_modules``: modules it lived
-    in before, which model files saved then record (the safe loader maps them to it)."""
+    in before, which model files saved then record (the safe loader maps them to it); ``jax``: its
+    JAX twin, whose weights load into it as they are (``quadrat_env.agents.networks``)."""
     _NETWORKS[name] = cls
+    if jax is not None:
+        _JAX_NETWORKS[name] = jax
     for module in old_modules:
         _OLD_PATHS[f"{module}.{cls.rpartition(':')[2]}"] = name
         _MOVED[module] = cls.partition(":")[0]
@@ -110,6 +114,17 @@ def networks() -> dict[str, type]:
     """Every features extractor by its config name (imports them: needs the train extra)."""
     _discover()
     return {name: _resolve(cls) for name, cls in _NETWORKS.items()}
+
+
+def jax_networks() -> dict[str, str]:
+    """The networks with a JAX twin: name -> "module:Class" (not imported: that needs jax)."""
+    _discover()
+    return dict(_JAX_NETWORKS)
+
+
+def resolve(target: str) -> Any:
+    """The object a "module:attribute" path names."""
+    return _resolve(target)
 
 
 def network_names() -> tuple[str, ...]:

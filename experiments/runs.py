@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import signal
 from collections.abc import Callable, Iterator
@@ -89,3 +90,50 @@ def signals_as_exceptions() -> contextlib.AbstractContextManager[None]:
         raise RunInterrupted(signum)
 
     return on_stop_signals(handle)
+
+
+class RunSettings:
+    """What the typed settings of the YAML-keyed learners share (a base of their dataclasses): an
+    entry of a YAML table keyed by env ID, checked field by field."""
+
+    #: Fields the YAML entry never names (set by the command).
+    FROM_COMMAND: tuple[str, ...] = ("env_id", "seed", "method")
+
+    @classmethod
+    def from_entry(cls, env_id: str, seed: int, entry: dict[str, Any]) -> Any:
+        known = {f.name for f in dataclasses.fields(cls)} - set(cls.FROM_COMMAND)  # type: ignore[arg-type]
+        unknown = sorted(set(entry) - known)
+        if unknown:
+            raise ValueError(f"unknown settings: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        missing = sorted(f.name for f in dataclasses.fields(cls) if f.name in known  # type: ignore[arg-type]
+                         and f.name not in entry and f.default is dataclasses.MISSING
+                         and f.default_factory is dataclasses.MISSING)  # fmt: skip
+        if missing:
+            raise ValueError(f"the settings of {env_id} lack {', '.join(missing)}")
+        return cls(env_id=env_id, seed=seed, **entry)
+
+    @classmethod
+    def load(cls, env_id: str, seed: int, path: Path, **overrides: Any) -> Any:
+        """The entry of ``env_id`` in the YAML file ``path``, with the ``overrides`` that are not None."""
+        try:
+            table = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError, RecursionError) as err:
+            raise ValueError(f"cannot read settings from {path}: {type(err).__name__}: {err}") from None
+        if not isinstance(table, dict) or not isinstance(table.get(env_id), dict):
+            raise ValueError(f"{path} has no entry for {env_id!r}")
+        entry = {**table[env_id], **{k: v for k, v in overrides.items() if v is not None}}
+        return cls.from_entry(env_id, seed, entry)
+
+    def check_numbers(self, wholes: dict[str, int], fractions: tuple[str, ...]) -> None:
+        """Whole numbers at least their minimum (``wholes``) and numbers in [0, 1] (``fractions``)."""
+        for name, least in wholes.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
+        for name in fractions:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        for name in ("env_kwargs", "features_kwargs"):
+            if not isinstance(getattr(self, name, {}), dict):
+                raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")

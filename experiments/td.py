@@ -34,7 +34,7 @@ import json
 import signal
 import sys
 import time
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from quadrat_env.registry import short_name as env_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.runs import on_stop_signals, open_run_dir
+    from quadrat_env.experiments.runs import RunSettings, on_stop_signals, open_run_dir
     from quadrat_env.experiments.td_learner import FIELDS, Learner
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td.yml"
@@ -56,7 +56,7 @@ METHOD = "afterstate TD(0) from the reward"
 
 
 @dataclass
-class Settings:
+class Settings(RunSettings):
     """One TD run, typed; ``config.yml`` is ``config``."""
 
     env_id: str
@@ -79,36 +79,15 @@ class Settings:
     method: str = METHOD
 
     def __post_init__(self) -> None:
-        for name in ("seed", "n_moves", "n_envs", "batch_size", "eval_every", "eval_deals"):
-            value = getattr(self, name)
-            least = 0 if name == "seed" else 1
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
-        for name in ("learning_rate", "learning_rate_end", "epsilon_start", "epsilon_end"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-                raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
-        for name in ("env_kwargs", "features_kwargs"):
-            if not isinstance(getattr(self, name), dict):
-                raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")
+        self.check_numbers({"seed": 0, "n_moves": 1, "n_envs": 1, "batch_size": 1, "eval_every": 1,
+                            "eval_deals": 1}, ("learning_rate", "learning_rate_end", "epsilon_start",
+                                               "epsilon_end"))  # fmt: skip
         if self.env_kwargs.get("reward_mode", "sparse") != "sparse":
             raise ValueError("TD learns win probabilities: it needs the sparse reward (reward_mode: sparse)")
         if self.batch_size > self.n_moves:  # its first batch would never fill: the run would never end
             raise ValueError(f"batch_size {self.batch_size:,} is more than the run's {self.n_moves:,} "
                              "moves (--moves): its first batch would never fill; lower batch_size in the "
                              "YAML")  # fmt: skip
-
-    @classmethod
-    def from_entry(cls, env_id: str, seed: int, entry: dict[str, Any]) -> Settings:
-        known = {f.name for f in fields(cls)} - {"env_id", "seed", "method"}
-        unknown = sorted(set(entry) - known)
-        if unknown:
-            raise ValueError(f"unknown TD settings: {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        missing = sorted(f.name for f in fields(cls) if f.name in known and f.name not in entry
-                         and f.default is MISSING and f.default_factory is MISSING)  # fmt: skip
-        if missing:
-            raise ValueError(f"the TD settings of {env_id} lack {', '.join(missing)}")
-        return cls(env_id=env_id, seed=seed, **entry)
 
     def env_seeds(self) -> range:
         """This seed's own block of training deals: env i is seeded ``seed * n_envs + i``."""
@@ -119,15 +98,7 @@ class Settings:
 
 
 def load_settings(env_id: str, seed: int, path: Path | None = None, **overrides: Any) -> Settings:
-    path = path or HYPERPARAMS
-    try:
-        table = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read TD settings from {path}: {err}") from None
-    if not isinstance(table, dict) or not isinstance(table.get(env_id), dict):
-        raise ValueError(f"{path} has no entry for {env_id!r}")
-    entry = {**table[env_id], **{k: v for k, v in overrides.items() if v is not None}}
-    return Settings.from_entry(env_id, seed, entry)
+    return Settings.load(env_id, seed, path or HYPERPARAMS, **overrides)
 
 
 class _Stop:

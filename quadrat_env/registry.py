@@ -159,3 +159,14 @@ def short_name(env_id: str) -> str:
 def short_names() -> dict[str, str]:
     """Short name -> env ID, for command lines (``quadrat-play Zudecken``)."""
     return {short_name(i): i for i in _GAMES}
+
+
+def resolve_id(name: str, allowed: tuple[str, ...] | None = None) -> str:
+    """The env ID that ``name`` (an ID or its short name, ``Zudecken32``) means, among ``allowed``
+    (default: every registered ID); ``ValueError`` listing the short names if none."""
+    allowed = env_ids() if allowed is None else allowed
+    names = {short_name(i): i for i in allowed}
+    env_id = names.get(name, name)
+    if env_id not in allowed:
+        raise ValueError(f"unknown env {name!r}; choose an ID or one of {sorted(names)}")
+    return env_id

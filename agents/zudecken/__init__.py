@@ -11,4 +11,9 @@ register_agent("optimal", f"{_HERE}.optimal:OptimalAgent", available=f"{_HERE}.o
                help="the exact optimal policy: Zudecken variants of up to 8 ranks a suit")  # fmt: skip
 register_network("zudecken", f"{_HERE}.features:ZudeckenFeatures", _OLD)
 register_network("zudecken-moves", f"{_HERE}.features:ZudeckenMoveFeatures", _OLD)
-register_network("zudecken-afterstates", f"{_HERE}.features:ZudeckenAfterstates", _OLD)
+register_network(
+    "zudecken-afterstates",
+    f"{_HERE}.features:ZudeckenAfterstates",
+    _OLD,
+    jax=f"{_HERE}.jax_afterstates:Afterstates",
+)

@@ -1,0 +1,163 @@
+"""Afterstate TD(0) from the reward alone in JAX: env, policy and learner in one jitted loop.
+
+    python -m quadrat_env.experiments.td_jax --env Zudecken32 --seed 0
+
+The learner of ``quadrat_env.experiments.td`` (same network, same targets, same exploration), with
+the game's JAX rules instead of the compiled batched env, so that one GPU plays and learns at once
+(unchanged on a CPU, slower). Per update every one of ``n_envs`` deals makes ``steps_per_update``
+epsilon-greedy moves on the network's scores; each chosen afterstate's target is the reward if the
+deal ended, else ``max V`` at the next decision; then one Adam step on binary cross-entropy over
+those afterstates. A deal that ends is replaced by a new random deal (drawn from the run's JAX key:
+its training deals are not the compiled env's seeded deals, and like those never the held-out
+ones except by a chance of about 1 in 10^35 for a 32-card deck).
+
+Settings come from ``experiments/hyperparams/td_jax.yml`` keyed by env ID. The run folder
+(``runs/td_jax/<Name>-seed<k>``) holds ``config.yml``, ``curve.csv`` (validation win rate every
+``eval_every`` moves, the validation deals of every learner), ``summary.json`` (with the win rate
+on the benchmark's first ``test_deals`` held-out deals), ``weights.npz`` (the network, named as the
+torch network's ``state_dict``) and, where SB3 is installed, ``model.zip``: the same network as a
+MaskablePPO model for ``quadrat-bench --model``, ``SB3Agent.load`` and the benchmark (``--export``
+makes it later from ``weights.npz``, e.g. on a machine with SB3 after a GPU run). Checkpoints
+every ``--checkpoint-minutes``; Ctrl-C or SIGTERM checkpoints and stops; ``--resume`` continues to
+the weights an uninterrupted run reaches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quadrat_env.extras import command, importing
+from quadrat_env.registry import resolve_id
+from quadrat_env.registry import short_name as env_name
+
+with importing(__name__):  # the 'jax' and 'train' extras: one line naming the missing one
+    import yaml
+    from quadrat_env.experiments.runs import RunSettings, open_run_dir
+    from quadrat_env.experiments.td_jax_learner import JaxTD
+    from quadrat_env.experiments.td_jax_run import CHECKPOINT, export_model, run
+
+HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td_jax.yml"
+METHOD = "afterstate TD(0) from the reward, JAX"
+
+
+@dataclass
+class Settings(RunSettings):
+    """One JAX TD run, typed; ``config.yml`` is ``config``."""
+
+    env_id: str
+    seed: int
+    n_moves: int
+    #: The afterstate network, by the name its study registers (one with a JAX twin).
+    features: str
+    n_envs: int = 1024
+    #: Moves on every deal between two updates (an update's batch: n_envs x steps_per_update).
+    steps_per_update: int = 1
+    #: The network's size (channels, layers, hidden; ``features.ZudeckenAfterstates``'s defaults).
+    features_kwargs: dict[str, Any] = field(default_factory=dict)
+    learning_rate: float = 1e-3
+    #: The learning rate falls linearly from learning_rate to this over the run.
+    learning_rate_end: float = 1e-4
+    epsilon_start: float = 0.1
+    epsilon_end: float = 0.02
+    eval_every: int = 1_000_000
+    eval_deals: int = 2000
+    #: The benchmark's held-out deals the finished run plays (the summary's test_win_rate).
+    test_deals: int = 10_000
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    method: str = METHOD
+
+    def __post_init__(self) -> None:
+        wholes = {"seed": 0, "n_moves": 1, "n_envs": 1, "steps_per_update": 1, "eval_every": 1,
+                  "eval_deals": 1, "test_deals": 0}  # fmt: skip
+        self.check_numbers(wholes, ("learning_rate", "learning_rate_end", "epsilon_start", "epsilon_end"))
+        if self.env_kwargs.get("reward_mode", "sparse") != "sparse":
+            raise ValueError("TD learns win probabilities: it needs the sparse reward (reward_mode: sparse)")
+        if self.n_envs * self.steps_per_update > self.n_moves:
+            raise ValueError(f"one update plays n_envs x steps_per_update = "
+                             f"{self.n_envs * self.steps_per_update:,} moves, more than the run's "
+                             f"{self.n_moves:,} (--moves): lower --n-envs")  # fmt: skip
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def load_settings(env_id: str, seed: int, path: Path | None = None, **overrides: Any) -> Settings:
+    return Settings.load(env_id, seed, path or HYPERPARAMS, **overrides)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", help="env ID or its short name (Zudecken32, Zudecken)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")
+    p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
+    p.add_argument("--eval-every", type=int, metavar="MOVES", help="override eval_every from the YAML")
+    p.add_argument("--eval-deals", type=int, help="override eval_deals from the YAML")
+    p.add_argument("--test-deals", type=int, help="override test_deals from the YAML")
+    p.add_argument("--hyperparams", type=Path, help=f"YAML file (default: {HYPERPARAMS.name} beside td's)")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    again.add_argument("--export", type=Path, metavar="RUN_DIR",  # e.g. after a run on a machine without SB3
+                       help="only write RUN_DIR/model.zip from its weights.npz (needs SB3)")  # fmt: skip
+    p.add_argument("--checkpoint-minutes", type=float, default=10.0, help="minutes between checkpoints")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def _checked(p: argparse.ArgumentParser, args: argparse.Namespace,
+             held: contextlib.ExitStack) -> tuple[Settings, Path]:  # fmt: skip
+    """The run's settings and folder (held by this run in ``held``), every check done before any work."""
+    if not args.checkpoint_minutes >= 0:
+        p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
+    if args.env is None:
+        p.error("--env is required (or --export RUN_DIR)")
+    try:
+        env_id = resolve_id(args.env)
+        settings = load_settings(env_id, args.seed, args.hyperparams, n_moves=args.moves, n_envs=args.n_envs,
+                                 eval_every=args.eval_every, eval_deals=args.eval_deals,
+                                 test_deals=args.test_deals)  # fmt: skip
+        JaxTD(settings)  # the game and the network's sizes
+        run_dir = args.out / "td_jax" / f"{env_name(env_id)}-seed{args.seed}"
+        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite, held)
+    except ValueError as err:
+        p.error(str(err))
+    return settings, run_dir
+
+
+@command
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
+    args = p.parse_args(argv)
+    if args.export is not None:
+        try:
+            print(f"td_jax: wrote {export_model(args.export)}")
+        except ValueError as err:
+            p.error(str(err))
+        return 0
+    with contextlib.ExitStack() as held:  # the run folder, held until the run ends
+        settings, run_dir = _checked(p, args, held)
+        if not args.resume:
+            from quadrat_env.files import atomic_write
+
+            atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
+        summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+    if "interrupted" in summary:
+        print(f"td_jax: stopped at move {summary['moves']:,}; checkpoint in {run_dir / CHECKPOINT}; "
+              "continue with the same command and --resume", file=sys.stderr)  # fmt: skip
+        return 128 + summary["interrupted"]
+    print(f"td_jax on {settings.env_id}, seed {settings.seed}: {summary['moves']:,} moves in "
+          f"{summary['seconds']}s ({summary['moves_per_second']:,} moves/s on {summary['device']}), "
+          f"validation {summary['val_win_rate']:.2%}, test {summary.get('test_win_rate', float('nan')):.2%} "
+          f"-> {run_dir}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

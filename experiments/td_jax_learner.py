@@ -1,0 +1,174 @@
+"""The jitted core of ``quadrat_env.experiments.td_jax``: env, policy and learner in one ``lax.scan``.
+
+Everything a run depends on is the ``Carry`` (the network's weights, Adam's state, every env's
+deal, the afterstates waiting for their targets, the random key and the update count): a pytree of
+arrays that a checkpoint stores leaf by leaf, so a resumed run repeats an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from quadrat_env.agents.networks import jax_afterstate_network
+
+from quadrat_env.functional import make
+
+
+class Pending(NamedTuple):
+    """Each env's last afterstate, waiting for its target: the next decision's value or the reward."""
+
+    x: jax.Array  # (n_envs, *the network's afterstate_shape)
+    reward: jax.Array
+    ok: jax.Array  # the move was scored and the deal was not cut off by the time limit
+    done: jax.Array
+
+
+class Carry(NamedTuple):
+    params: dict[str, jax.Array]
+    opt_state: Any
+    env: Any  # quadrat_env.core.jax_core.State, one row per env
+    pending: Pending
+    key: jax.Array  # raw key data (uint32), so that a checkpoint stores it as an array
+    updates: jax.Array
+
+
+class Stats(NamedTuple):
+    deals: jax.Array
+    wins: jax.Array
+    loss: jax.Array
+
+
+class JaxTD:
+    """One run's functions (``settings``: ``quadrat_env.experiments.td_jax.Settings``)."""
+
+    def __init__(self, settings: Any) -> None:
+        self.s = settings
+        self.core = make(settings.env_id, **settings.env_kwargs)
+        self.net = jax_afterstate_network(settings.features, self.core.observation_shape[0])
+        self.size = self.net.sizes(**settings.features_kwargs)
+        self.moves_per_update = settings.n_envs * settings.steps_per_update
+        self.total_updates = math.ceil(settings.n_moves / self.moves_per_update)
+        lr = optax.linear_schedule(settings.learning_rate, settings.learning_rate_end, self.total_updates)
+        self.optimizer = optax.adam(lr)
+        self.train = jax.jit(self._train, static_argnums=1)
+        self.play = jax.jit(self._play)
+
+    def init(self) -> Carry:
+        key, net_key, env_key = jax.random.split(jax.random.key(self.s.seed), 3)
+        params = self.net.init(net_key, **self.size)
+        n = self.s.n_envs
+        env = jax.vmap(self.core.init)(jax.random.split(env_key, n))
+        pending = Pending(jnp.zeros((n, *self.net.afterstate_shape), jnp.float32), jnp.zeros(n, jnp.float32),
+                          jnp.zeros(n, bool), jnp.zeros(n, bool))  # fmt: skip
+        return Carry(
+            params, self.optimizer.init(params), env, pending, jax.random.key_data(key), jnp.int32(0)
+        )
+
+    def epsilon(self, updates: jax.Array) -> jax.Array:
+        """From ``epsilon_start`` at the first move to ``epsilon_end`` at the run's last, linearly."""
+        done = jnp.minimum(1.0, updates * self.moves_per_update / self.s.n_moves)
+        return self.s.epsilon_start + (self.s.epsilon_end - self.s.epsilon_start) * done
+
+    def _scores(self, params: dict[str, jax.Array], env: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """Every env's afterstates, which the network scores, and the legal moves' scores (-inf else)."""
+        grids, coverable = jax.vmap(self.net.afterstates)(jax.vmap(self.core.observe)(env))
+        scores = self.net.scores(params, grids, coverable)
+        return grids, coverable, jnp.where(env.legal_action_mask, scores, -jnp.inf)
+
+    def _step(self, params: dict[str, jax.Array], env: Any, pending: Pending, key: jax.Array,
+              eps: jax.Array) -> tuple[Any, Pending, tuple[jax.Array, ...], Stats]:  # fmt: skip
+        """One move on every deal: targets for the last afterstates, then an epsilon-greedy move."""
+        grids, coverable, scores = self._scores(params, env)
+        best, value = scores.argmax(1), jax.nn.sigmoid(scores.max(1))
+        target = jnp.where(pending.done, pending.reward, value)  # the deal's end, or the next value
+        k_explore, k_move, k_deal = jax.random.split(key, 3)
+        n = best.shape[0]
+        explore = jax.random.uniform(k_explore, (n,)) < eps
+        random_move = (jax.random.uniform(k_move, scores.shape) * env.legal_action_mask).argmax(1)
+        action = jnp.where(explore, random_move, best)
+        move = jnp.minimum(action, self.net.num_moves - 1)
+        rows = jnp.arange(n)
+        scored = coverable[rows, move] & (action < self.net.num_moves)
+        new = jax.vmap(self.core.step)(env, action)
+        ok = scored & (new.terminated | ~new.truncated)  # a cut-off deal has no target: dropped
+        ended = new.terminated | new.truncated
+        fresh = jax.vmap(self.core.init)(jax.random.split(k_deal, n))
+        env = jax.tree_util.tree_map(lambda a, b: jnp.where(_rows(ended, a), a, b), fresh, new)
+        stats = Stats(new.terminated.sum(), new.won.sum(), jnp.float32(0))
+        pending_now = Pending(grids[rows, move], new.reward, ok, new.terminated)
+        return env, pending_now, (pending.x, target, pending.ok), stats
+
+    def _update(self, carry: Carry, _: Any) -> tuple[Carry, Stats]:
+        """``steps_per_update`` moves on every deal, then one Adam step on their targets."""
+        key, *keys = jax.random.split(jax.random.wrap_key_data(carry.key), self.s.steps_per_update + 1)
+        eps = self.epsilon(carry.updates)
+
+        def play(state: tuple[Any, Pending], k: jax.Array) -> tuple[tuple[Any, Pending], Any]:
+            env, pending, batch, stats = self._step(carry.params, *state, k, eps)
+            return (env, pending), (batch, stats)
+
+        (env, pending), ((x, y, ok), stats) = jax.lax.scan(play, (carry.env, carry.pending), jnp.stack(keys))
+
+        def loss_fn(params: dict[str, jax.Array]) -> jax.Array:
+            losses = optax.sigmoid_binary_cross_entropy(self.net.value(params, x), y)
+            return (losses * ok).sum() / jnp.maximum(ok.sum(), 1)
+
+        loss, grads = jax.value_and_grad(loss_fn)(carry.params)
+        updates, opt_state = self.optimizer.update(grads, carry.opt_state, carry.params)
+        params = optax.apply_updates(carry.params, updates)
+        new = Carry(params, opt_state, env, pending, jax.random.key_data(key), carry.updates + 1)
+        return new, Stats(stats.deals.sum(), stats.wins.sum(), loss)
+
+    def _train(self, carry: Carry, n_updates: int) -> tuple[Carry, Stats]:
+        """``n_updates`` updates; the deals ended, deals won and the mean loss over them."""
+        carry, stats = jax.lax.scan(self._update, carry, None, length=n_updates)
+        return carry, Stats(stats.deals.sum(), stats.wins.sum(), stats.loss.mean())
+
+    def _play(self, params: dict[str, jax.Array], decks: jax.Array) -> jax.Array:
+        """Play ``decks`` (pack indices) greedily on the scores; which deals were won."""
+        env = jax.vmap(self.core.init_deck)(decks)
+
+        def going(c: tuple[Any, jax.Array]) -> jax.Array:
+            return ~(c[0].terminated | c[0].truncated).all()
+
+        def move(c: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
+            env, won = c
+            env = jax.vmap(self.core.step)(env, self._scores(params, env)[2].argmax(1))
+            return env, won | env.won
+
+        return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
+
+    @staticmethod
+    def jax_params(arrays: dict[str, np.ndarray]) -> dict[str, jax.Array]:
+        """Weights as JAX arrays (from ``weights.npz`` or a torch network's ``state_dict`` as numpy)."""
+        return {name: jnp.asarray(w, jnp.float32) for name, w in arrays.items()}
+
+    # -- checkpoints ------------------------------------------------------------------------------
+    def to_arrays(self, carry: Carry) -> dict[str, np.ndarray]:
+        return {f"carry/{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(carry))}
+
+    def from_arrays(self, arrays: dict[str, np.ndarray], where: str) -> Carry:
+        """The carry a checkpoint stored, checked leaf by leaf against a new run's (count, shape, type)."""
+        fresh, treedef = jax.tree_util.tree_flatten(self.init())
+        leaves = []
+        for i, like in enumerate(fresh):
+            got = arrays.get(f"carry/{i}")
+            if got is None or got.shape != like.shape or got.dtype != like.dtype:
+                found = "missing" if got is None else f"{got.dtype}{list(got.shape)}"
+                need = f"{like.dtype}{list(like.shape)}"
+                raise ValueError(f"{where}: array carry/{i} is {found}, this run needs {need}: not a "
+                                 "checkpoint of these settings")  # fmt: skip
+            leaves.append(jnp.asarray(got))
+        if len([k for k in arrays if k.startswith("carry/")]) != len(fresh):
+            raise ValueError(f"{where}: holds another number of arrays than this run: not its checkpoint")
+        return jax.tree_util.tree_unflatten(treedef, leaves)
+
+
+def _rows(ended: jax.Array, like: jax.Array) -> jax.Array:
+    """``ended`` shaped to select whole rows of ``like``."""
+    return ended.reshape(ended.shape + (1,) * (like.ndim - 1))
