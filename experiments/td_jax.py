@@ -32,14 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env.extras import command, importing
-from quadrat_env.registry import resolve_id
+from quadrat_env.registry import env_ids, resolve_id
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'jax' and 'train' extras: one line naming the missing one
+    import jax
+    import numpy as np
     import yaml
+    from quadrat_env.experiments import checkpoint, jax_run
+    from quadrat_env.experiments.jax_run import CHECKPOINT, WEIGHTS
     from quadrat_env.experiments.runs import RunSettings, open_run_dir
     from quadrat_env.experiments.td_jax_learner import JaxTD
-    from quadrat_env.experiments.td_jax_run import CHECKPOINT, export_model, run
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td_jax.yml"
 METHOD = "afterstate TD(0) from the reward, JAX"
@@ -88,6 +91,57 @@ class Settings(RunSettings):
 
 def load_settings(env_id: str, seed: int, path: Path | None = None, **overrides: Any) -> Settings:
     return Settings.load(env_id, seed, path or HYPERPARAMS, **overrides)
+
+
+def train(settings: Settings, run_dir: Path, resume: bool = False, progress: bool = True,
+          checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
+    """One run into ``run_dir`` (``jax_run.run``): the summary, or how it was interrupted."""
+    return jax_run.run(settings, JaxTD(settings), run_dir, resume, progress, checkpoint_minutes, export_model)
+
+
+def export_model(run_dir: Path) -> Path:
+    """``run_dir/model.zip``: the weights of ``run_dir/weights.npz`` in the torch afterstate network
+    of an SB3 MaskablePPO model (what ``td`` writes), checked to give the same scores."""
+    import torch
+    from quadrat_env.agents.networks import afterstate_model, afterstate_names
+
+    from quadrat_env.files import save_model
+
+    path = run_dir / WEIGHTS
+    meta, arrays = checkpoint.load(path)
+    features, size, env_id = meta.get("features"), meta.get("features_kwargs"), meta.get("env_id")
+    if features not in afterstate_names() or not isinstance(size, dict) or env_id not in env_ids():
+        raise ValueError(f"{path} names no afterstate network and env (features, features_kwargs, env_id)")
+    env_kwargs = meta.get("env_kwargs") or {}
+    model = afterstate_model(env_id, int(meta.get("seed", 0)), features, size, env_kwargs)
+    net = model.policy.features_extractor
+    expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    if {k: tuple(v.shape) for k, v in arrays.items()} != expected:
+        raise ValueError(f"{path}: its arrays are not the {len(expected)} weights of {features} {size}")
+    net.load_state_dict({k: torch.from_numpy(np.array(v, np.float32)) for k, v in arrays.items()})
+    params = {k: jax.numpy.asarray(v, jax.numpy.float32) for k, v in arrays.items()}
+    _check_same_scores(net, params, features, env_id, env_kwargs)
+    save_model(model, run_dir / "model.zip")
+    return run_dir / "model.zip"
+
+
+def _check_same_scores(net: Any, params: Any, features: str, env_id: str, env_kwargs: dict[str, Any]) -> None:
+    """The torch network scores the moves of 512 opening deals as the JAX one does."""
+    import torch
+    from quadrat_env.agents.networks import jax_afterstate_network
+
+    from quadrat_env.functional import make
+
+    core = make(env_id, **env_kwargs)
+    obs = jax.vmap(core.observe)(jax.vmap(core.init)(jax.random.split(jax.random.key(0), 512)))
+    view = jax_afterstate_network(features, core.observation_shape[0])
+    mine = np.asarray(view.scores(params, *jax.vmap(view.afterstates)(obs)))
+    with torch.no_grad():
+        theirs = net(torch.from_numpy(np.array(obs))).numpy()
+    if not np.allclose(mine, theirs, atol=1e-4):
+        raise ValueError(
+            f"the exported network's scores differ from JAX's by {np.abs(mine - theirs).max():.3g}"
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -147,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             from quadrat_env.files import atomic_write
 
             atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
-        summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+        summary = train(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
     if "interrupted" in summary:
         print(f"td_jax: stopped at move {summary['moves']:,}; checkpoint in {run_dir / CHECKPOINT}; "
               "continue with the same command and --resume", file=sys.stderr)  # fmt: skip

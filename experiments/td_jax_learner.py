@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
+from quadrat_env.experiments.jax_run import Stats
 
 from quadrat_env.functional import make
 
@@ -35,12 +35,6 @@ class Carry(NamedTuple):
     pending: Pending
     key: jax.Array  # raw key data (uint32), so that a checkpoint stores it as an array
     updates: jax.Array
-
-
-class Stats(NamedTuple):
-    deals: jax.Array
-    wins: jax.Array
-    loss: jax.Array
 
 
 class JaxTD:
@@ -68,6 +62,9 @@ class JaxTD:
         return Carry(
             params, self.optimizer.init(params), env, pending, jax.random.key_data(key), jnp.int32(0)
         )
+
+    def describe(self) -> dict[str, Any]:
+        return {"features": self.s.features, "features_kwargs": self.size}
 
     def epsilon(self, updates: jax.Array) -> jax.Array:
         """From ``epsilon_start`` at the first move to ``epsilon_end`` at the run's last, linearly."""
@@ -142,31 +139,6 @@ class JaxTD:
             return env, won | env.won
 
         return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
-
-    @staticmethod
-    def jax_params(arrays: dict[str, np.ndarray]) -> dict[str, jax.Array]:
-        """Weights as JAX arrays (from ``weights.npz`` or a torch network's ``state_dict`` as numpy)."""
-        return {name: jnp.asarray(w, jnp.float32) for name, w in arrays.items()}
-
-    # -- checkpoints ------------------------------------------------------------------------------
-    def to_arrays(self, carry: Carry) -> dict[str, np.ndarray]:
-        return {f"carry/{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(carry))}
-
-    def from_arrays(self, arrays: dict[str, np.ndarray], where: str) -> Carry:
-        """The carry a checkpoint stored, checked leaf by leaf against a new run's (count, shape, type)."""
-        fresh, treedef = jax.tree_util.tree_flatten(self.init())
-        leaves = []
-        for i, like in enumerate(fresh):
-            got = arrays.get(f"carry/{i}")
-            if got is None or got.shape != like.shape or got.dtype != like.dtype:
-                found = "missing" if got is None else f"{got.dtype}{list(got.shape)}"
-                need = f"{like.dtype}{list(like.shape)}"
-                raise ValueError(f"{where}: array carry/{i} is {found}, this run needs {need}: not a "
-                                 "checkpoint of these settings")  # fmt: skip
-            leaves.append(jnp.asarray(got))
-        if len([k for k in arrays if k.startswith("carry/")]) != len(fresh):
-            raise ValueError(f"{where}: holds another number of arrays than this run: not its checkpoint")
-        return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
 def _rows(ended: jax.Array, like: jax.Array) -> jax.Array:

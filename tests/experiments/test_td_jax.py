@@ -16,7 +16,7 @@ pytest.importorskip("optax")
 pytest.importorskip("sb3_contrib")
 
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import checkpoint, td_jax, td_jax_run  # noqa: E402
+from quadrat_env.experiments import checkpoint, jax_run, td_jax  # noqa: E402
 from quadrat_env.experiments.td_jax_learner import JaxTD  # noqa: E402
 
 from quadrat_env import seeds  # noqa: E402
@@ -37,7 +37,7 @@ def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
     deals on the compiled env as the JAX env does, but for near-ties broken differently."""
     settings = small(seed=0, n_moves=200_000, n_envs=256, steps_per_update=1, eval_every=200_000,
                      eval_deals=500, test_deals=500, features_kwargs={})  # fmt: skip
-    summary = td_jax_run.run(settings, tmp_path, progress=False)
+    summary = td_jax.train(settings, tmp_path, progress=False)
     first, last = np.loadtxt(tmp_path / "curve.csv", delimiter=",", skiprows=1)[[0, -1], 3]
     assert last > first + 0.1 and summary["val_win_rate"] == last
     agent = SB3Agent.load(tmp_path / "model.zip", None, Z32)
@@ -45,42 +45,42 @@ def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
 
     compiled = evaluate(Z32, agent, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
     assert abs(compiled.wins - summary["test_wins"]) <= 15  # measured: 3 of 1,000 apart
-    assert not (tmp_path / td_jax_run.CHECKPOINT).exists()
+    assert not (tmp_path / jax_run.CHECKPOINT).exists()
 
 
 def _stop_after_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    train = td_jax_run.Run.train
+    train = jax_run.Run.train
 
     def once(self, carry):  # noqa: ANN001, ANN202
         carry = train(self, carry)
         os.kill(os.getpid(), signal.SIGTERM)  # the run's handler: checkpoint and stop
         return carry
 
-    monkeypatch.setattr(td_jax_run.Run, "train", once)
+    monkeypatch.setattr(jax_run.Run, "train", once)
 
 
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):
-    monkeypatch.setattr(td_jax_run, "CALL_MOVES", 1024)  # several calls: a stop between two of them
-    whole = td_jax_run.run(small(), tmp_path / "whole", progress=False)
+    monkeypatch.setattr(jax_run, "CALL_MOVES", 1024)  # several calls: a stop between two of them
+    whole = td_jax.train(small(), tmp_path / "whole", progress=False)
     with monkeypatch.context() as m:
         _stop_after_first_call(m)
-        stopped = td_jax_run.run(small(), tmp_path / "part", progress=False)
+        stopped = td_jax.train(small(), tmp_path / "part", progress=False)
     assert stopped == {"interrupted": signal.SIGTERM, "moves": 1024}
-    resumed = td_jax_run.run(small(), tmp_path / "part", resume=True, progress=False)
-    a = checkpoint.load(tmp_path / "whole" / td_jax_run.WEIGHTS)[1]
-    b = checkpoint.load(tmp_path / "part" / td_jax_run.WEIGHTS)[1]
+    resumed = td_jax.train(small(), tmp_path / "part", resume=True, progress=False)
+    a = checkpoint.load(tmp_path / "whole" / jax_run.WEIGHTS)[1]
+    b = checkpoint.load(tmp_path / "part" / jax_run.WEIGHTS)[1]
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
     assert resumed["moves"] == whole["moves"] == 8192 and resumed["test_wins"] == whole["test_wins"]
     assert (tmp_path / "whole" / "curve.csv").read_text().count("\n") == 4  # 0, 4096, 8192 and a header
 
 
 def test_a_checkpoint_of_other_settings_is_refused_naming_the_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(td_jax_run, "CALL_MOVES", 1024)
+    monkeypatch.setattr(jax_run, "CALL_MOVES", 1024)
     _stop_after_first_call(monkeypatch)
-    td_jax_run.run(small(), tmp_path, progress=False)
-    other = td_jax_run.Run(small(n_envs=32))
+    td_jax.train(small(), tmp_path, progress=False)
+    other = jax_run.Run(small(n_envs=32), JaxTD(small(n_envs=32)))
     with pytest.raises(ValueError, match="checkpoint.npz: array carry/.* not a checkpoint of these settings"):
-        other.restore(tmp_path / td_jax_run.CHECKPOINT)
+        other.restore(tmp_path / jax_run.CHECKPOINT)
 
 
 @pytest.mark.parametrize(("args", "message"), [

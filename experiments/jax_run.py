@@ -1,13 +1,22 @@
-"""One run of ``quadrat_env.experiments.td_jax``: the loop around the jitted learner, its validation
-curve, checkpoints, the finished run's files and the export to an SB3 model."""
+"""One run of a JAX learner (``td_jax``, ``ppo_jax``): the loop around its jitted updates, the
+validation curve, checkpoints and ``--resume``, the finished run's files.
+
+A learner is an object with ``moves_per_update`` and ``total_updates``; ``init()`` (its carry: a
+pytree of arrays holding everything the run depends on, its weights under ``.params``);
+``train(carry, n)`` (``n`` updates: the new carry and ``Stats``); ``play(params, decks)`` (which of
+the decks, JAX pack indices, it wins playing greedily); ``describe()`` (what the summary and
+``weights.npz`` say of its network). The run's weights are written as ``weights.npz`` (named as the
+torch policy's ``state_dict``) and, where SB3 is installed, exported as ``model.zip``.
+"""
 
 from __future__ import annotations
 
 import json
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -15,12 +24,11 @@ from gymnasium.utils import seeding
 from quadrat_env.agents.evaluate import wilson
 from quadrat_env.experiments import checkpoint
 from quadrat_env.experiments.runs import on_stop_signals
-from quadrat_env.experiments.td_jax_learner import JaxTD
 
 from quadrat_env import seeds
 from quadrat_env.core.jax_core import pack_indices
 from quadrat_env.files import atomic_write
-from quadrat_env.registry import env_ids, rules_for
+from quadrat_env.registry import rules_for
 
 CHECKPOINT = "checkpoint.npz"
 WEIGHTS = "weights.npz"
@@ -32,11 +40,19 @@ CALL_MOVES = 1 << 18
 EVAL_BATCH = 2048
 
 
+class Stats(NamedTuple):
+    """What ``train`` reports of its updates: deals ended, deals won, the mean loss."""
+
+    deals: Any
+    wins: Any
+    loss: Any
+
+
 class Run:
     """The Python side of a run: counts, curve, time."""
 
-    def __init__(self, settings: Any) -> None:
-        self.s, self.td = settings, JaxTD(settings)
+    def __init__(self, settings: Any, learner: Any) -> None:
+        self.s, self.td = settings, learner
         self.updates, self.deals, self.wins, self.next_eval = 0, 0, 0, 0
         self.seconds, self.loss, self.curve = 0.0, float("nan"), []
         self._since = time.perf_counter()
@@ -73,15 +89,15 @@ class Run:
     def snapshot(self, carry: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         self.seconds, self._since = self.elapsed(), time.perf_counter()
         state = {k: getattr(self, k) for k in ("updates", "deals", "wins", "next_eval", "seconds", "curve")}
-        return {"td_jax": state}, self.td.to_arrays(carry)
+        return {"jax_run": state}, carry_arrays(carry)
 
     def restore(self, path: Path) -> Any:
         meta, arrays = checkpoint.load(path)
-        state = meta.get("td_jax")
+        state = meta.get("jax_run")
         if not isinstance(state, dict) or set(state) != {"updates", "deals", "wins", "next_eval", "seconds",
                                                          "curve"}:  # fmt: skip
-            raise ValueError(f"{path} is not a checkpoint of td_jax")
-        carry = self.td.from_arrays(arrays, str(path))
+            raise ValueError(f"{path} is not a checkpoint of a JAX learner")
+        carry = carry_from_arrays(self.td.init(), arrays, str(path))
         for key, value in state.items():
             setattr(self, key, value)
         self._since = time.perf_counter()
@@ -89,7 +105,7 @@ class Run:
 
     def summary(self, params: Any) -> dict[str, Any]:
         seconds = self.elapsed()
-        out = {"method": self.s.method, "features": self.s.features, "features_kwargs": self.td.size,
+        out = {"method": self.s.method, **self.td.describe(),
                "moves": self.moves, "updates": self.updates, "seconds": round(seconds, 1),
                "moves_per_second": round(self.moves / max(seconds, 1e-9)), "device": device_name(),
                "jax": jax.__version__, "training_deals": self.deals,
@@ -127,14 +143,16 @@ class _Stop:
         self.signal = signum
 
 
-def run(settings: Any, run_dir: Path, resume: bool = False, progress: bool = True,
-        checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
+def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progress: bool = True,
+        checkpoint_minutes: float = 10.0,
+        export: Callable[[Path], Path] | None = None) -> dict[str, Any]:  # fmt: skip
     """Train to ``n_moves`` (from the checkpoint with ``resume``); the summary, or
-    ``{"interrupted": signal, "moves": ...}`` when a signal stopped it at a checkpoint."""
+    ``{"interrupted": signal, "moves": ...}`` when a signal stopped it at a checkpoint. ``export``
+    writes ``model.zip`` from the run folder's ``weights.npz`` (called where SB3 is installed)."""
     from tqdm.auto import tqdm
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    state = Run(settings)
+    state = Run(settings, learner)
     carry = state.restore(run_dir / CHECKPOINT) if resume else state.td.init()
     stop, last_save = _Stop(), time.monotonic()
     total = state.td.total_updates * state.td.moves_per_update
@@ -158,16 +176,16 @@ def run(settings: Any, run_dir: Path, resume: bool = False, progress: bool = Tru
         state.evaluate(carry.params)
         _write_curve(run_dir, state.curve)
         bar.set_postfix_str(f"validation {state.curve[-1][3]:.2%} at {state.curve[-1][0]:,}")
-    return _finish(state, carry, run_dir)
+    return _finish(state, carry, run_dir, export)
 
 
-def _finish(state: Run, carry: Any, run_dir: Path) -> dict[str, Any]:
+def _finish(state: Run, carry: Any, run_dir: Path, export: Callable[[Path], Path] | None) -> dict[str, Any]:
     summary = state.summary(carry.params)
-    meta = {"features": state.s.features, "features_kwargs": state.td.size, "env_id": state.s.env_id,
-            "env_kwargs": state.s.env_kwargs, "seed": state.s.seed, "method": state.s.method}  # fmt: skip
+    meta = {**state.td.describe(), "env_id": state.s.env_id, "env_kwargs": state.s.env_kwargs,
+            "seed": state.s.seed, "method": state.s.method}  # fmt: skip
     checkpoint.save(run_dir / WEIGHTS, meta, {k: np.asarray(v) for k, v in carry.params.items()})
-    if sb3_installed():
-        export_model(run_dir)
+    if export is not None and sb3_installed():
+        export(run_dir)
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
     (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: weights, summary (and model)
     return summary
@@ -185,45 +203,27 @@ def sb3_installed() -> bool:
     return True
 
 
-def export_model(run_dir: Path) -> Path:
-    """``run_dir/model.zip``: the weights of ``run_dir/weights.npz`` in the torch afterstate network
-    of an SB3 MaskablePPO model (what ``td`` writes), checked to give the same scores."""
-    import torch
-    from quadrat_env.agents.networks import afterstate_model, afterstate_names
-
-    from quadrat_env.files import save_model
-
-    path = run_dir / WEIGHTS
-    meta, arrays = checkpoint.load(path)
-    features, size, env_id = meta.get("features"), meta.get("features_kwargs"), meta.get("env_id")
-    if features not in afterstate_names() or not isinstance(size, dict) or env_id not in env_ids():
-        raise ValueError(f"{path} names no afterstate network and env (features, features_kwargs, env_id)")
-    env_kwargs = meta.get("env_kwargs") or {}
-    model = afterstate_model(env_id, int(meta.get("seed", 0)), features, size, env_kwargs)
-    net = model.policy.features_extractor
-    expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
-    if {k: tuple(v.shape) for k, v in arrays.items()} != expected:
-        raise ValueError(f"{path}: its arrays are not the {len(expected)} weights of {features} {size}")
-    net.load_state_dict({k: torch.from_numpy(np.array(v, np.float32)) for k, v in arrays.items()})
-    _check_same_scores(net, JaxTD.jax_params(arrays), features, env_id, env_kwargs)
-    save_model(model, run_dir / "model.zip")
-    return run_dir / "model.zip"
+def carry_arrays(carry: Any) -> dict[str, np.ndarray]:
+    """A carry's leaves as named arrays (a checkpoint's)."""
+    return {f"carry/{i}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(carry))}
 
 
-def _check_same_scores(net: Any, params: Any, features: str, env_id: str, env_kwargs: dict[str, Any]) -> None:
-    """The torch network scores the moves of 512 opening deals as the JAX one does."""
-    import torch
-    from quadrat_env.agents.networks import jax_afterstate_network
+def carry_from_arrays(fresh: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
+    """The carry a checkpoint stored, checked leaf by leaf against a new run's ``fresh`` one."""
+    import jax.numpy as jnp
 
-    from quadrat_env.functional import make
-
-    core = make(env_id, **env_kwargs)
-    obs = jax.vmap(core.observe)(jax.vmap(core.init)(jax.random.split(jax.random.key(0), 512)))
-    view = jax_afterstate_network(features, core.observation_shape[0])
-    mine = np.asarray(view.scores(params, *jax.vmap(view.afterstates)(obs)))
-    with torch.no_grad():
-        theirs = net(torch.from_numpy(np.array(obs))).numpy()
-    if not np.allclose(mine, theirs, atol=1e-4):
-        raise ValueError(
-            f"the exported network's scores differ from JAX's by {np.abs(mine - theirs).max():.3g}"
-        )
+    like, treedef = jax.tree_util.tree_flatten(fresh)
+    if len([k for k in arrays if k.startswith("carry/")]) != len(like):
+        raise ValueError(f"{where}: holds another number of arrays than this run: not its checkpoint")
+    leaves = []
+    for i, want in enumerate(like):
+        got = arrays.get(f"carry/{i}")
+        if got is None or got.shape != want.shape or got.dtype != want.dtype:
+            found, need = (
+                "missing" if got is None else f"{got.dtype}{list(got.shape)}",
+                f"{want.dtype}{list(want.shape)}",
+            )
+            raise ValueError(f"{where}: array carry/{i} is {found}, this run needs {need}: not a "
+                             "checkpoint of these settings")  # fmt: skip
+        leaves.append(jnp.asarray(got))
+    return jax.tree_util.tree_unflatten(treedef, leaves)
