@@ -24,25 +24,23 @@ the weights an uninterrupted run reaches.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from quadrat_env.extras import command, importing
-from quadrat_env.registry import env_ids, resolve_id
-from quadrat_env.registry import short_name as env_name
+from quadrat_env.registry import env_ids
 
 with importing(__name__):  # the 'jax' and 'train' extras: one line naming the missing one
     import jax
     import numpy as np
-    import yaml
-    from quadrat_env.experiments import checkpoint, jax_run
-    from quadrat_env.experiments.jax_run import CHECKPOINT, WEIGHTS
-    from quadrat_env.experiments.runs import RunSettings, open_run_dir
-    from quadrat_env.experiments.td_jax_learner import JaxTD
+    from quadrat_env.experiments import checkpoint
+    from quadrat_env.experiments.jax_learners import cli
+    from quadrat_env.experiments.jax_learners.cli import Learner
+    from quadrat_env.experiments.jax_learners.run import WEIGHTS
+    from quadrat_env.experiments.jax_learners.td import JaxTD
+    from quadrat_env.experiments.runs import RunSettings
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td_jax.yml"
 METHOD = "afterstate TD(0) from the reward, JAX"
@@ -87,16 +85,6 @@ class Settings(RunSettings):
 
     def config(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def load_settings(env_id: str, seed: int, path: Path | None = None, **overrides: Any) -> Settings:
-    return Settings.load(env_id, seed, path or HYPERPARAMS, **overrides)
-
-
-def train(settings: Settings, run_dir: Path, resume: bool = False, progress: bool = True,
-          checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
-    """One run into ``run_dir`` (``jax_run.run``): the summary, or how it was interrupted."""
-    return jax_run.run(settings, JaxTD(settings), run_dir, resume, progress, checkpoint_minutes, export_model)
 
 
 def export_model(run_dir: Path) -> Path:
@@ -144,73 +132,13 @@ def _check_same_scores(net: Any, params: Any, features: str, env_id: str, env_kw
         )
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", help="env ID or its short name (Zudecken32, Zudecken)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")
-    p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
-    p.add_argument("--eval-every", type=int, metavar="MOVES", help="override eval_every from the YAML")
-    p.add_argument("--eval-deals", type=int, help="override eval_deals from the YAML")
-    p.add_argument("--test-deals", type=int, help="override test_deals from the YAML")
-    p.add_argument("--hyperparams", type=Path, help=f"YAML file (default: {HYPERPARAMS.name} beside td's)")
-    p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
-    again = p.add_mutually_exclusive_group()
-    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
-    again.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
-    again.add_argument("--export", type=Path, metavar="RUN_DIR",  # e.g. after a run on a machine without SB3
-                       help="only write RUN_DIR/model.zip from its weights.npz (needs SB3)")  # fmt: skip
-    p.add_argument("--checkpoint-minutes", type=float, default=10.0, help="minutes between checkpoints")
-    p.add_argument("--no-progress", action="store_true")
-    return p
-
-
-def _checked(p: argparse.ArgumentParser, args: argparse.Namespace,
-             held: contextlib.ExitStack) -> tuple[Settings, Path]:  # fmt: skip
-    """The run's settings and folder (held by this run in ``held``), every check done before any work."""
-    if not args.checkpoint_minutes >= 0:
-        p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
-    if args.env is None:
-        p.error("--env is required (or --export RUN_DIR)")
-    try:
-        env_id = resolve_id(args.env)
-        settings = load_settings(env_id, args.seed, args.hyperparams, n_moves=args.moves, n_envs=args.n_envs,
-                                 eval_every=args.eval_every, eval_deals=args.eval_deals,
-                                 test_deals=args.test_deals)  # fmt: skip
-        JaxTD(settings)  # the game and the network's sizes
-        run_dir = args.out / "td_jax" / f"{env_name(env_id)}-seed{args.seed}"
-        open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite, held)
-    except ValueError as err:
-        p.error(str(err))
-    return settings, run_dir
+TD_JAX = Learner("td_jax", __doc__.splitlines()[0], Settings, HYPERPARAMS, JaxTD, export_model)
+train = TD_JAX.train
 
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = _parser()
-    args = p.parse_args(argv)
-    if args.export is not None:
-        try:
-            print(f"td_jax: wrote {export_model(args.export)}")
-        except ValueError as err:
-            p.error(str(err))
-        return 0
-    with contextlib.ExitStack() as held:  # the run folder, held until the run ends
-        settings, run_dir = _checked(p, args, held)
-        if not args.resume:
-            from quadrat_env.files import atomic_write
-
-            atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
-        summary = train(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
-    if "interrupted" in summary:
-        print(f"td_jax: stopped at move {summary['moves']:,}; checkpoint in {run_dir / CHECKPOINT}; "
-              "continue with the same command and --resume", file=sys.stderr)  # fmt: skip
-        return 128 + summary["interrupted"]
-    print(f"td_jax on {settings.env_id}, seed {settings.seed}: {summary['moves']:,} moves in "
-          f"{summary['seconds']}s ({summary['moves_per_second']:,} moves/s on {summary['device']}), "
-          f"validation {summary['val_win_rate']:.2%}, test {summary.get('test_win_rate', float('nan')):.2%} "
-          f"-> {run_dir}")  # fmt: skip
-    return 0
+    return cli.main(TD_JAX, argv)
 
 
 if __name__ == "__main__":

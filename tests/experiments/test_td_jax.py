@@ -16,8 +16,9 @@ pytest.importorskip("optax")
 pytest.importorskip("sb3_contrib")
 
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import checkpoint, jax_run, td_jax  # noqa: E402
-from quadrat_env.experiments.td_jax_learner import JaxTD  # noqa: E402
+from quadrat_env.experiments import checkpoint, td_jax  # noqa: E402
+from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
+from quadrat_env.experiments.jax_learners.td import JaxTD  # noqa: E402
 
 from quadrat_env import seeds  # noqa: E402
 

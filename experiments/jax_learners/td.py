@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.jax_run import Stats
+from quadrat_env.experiments.jax_learners.run import Stats, reset_ended
 
 from quadrat_env.functional import make
 
@@ -95,7 +95,7 @@ class JaxTD:
         ok = scored & (new.terminated | ~new.truncated)  # a cut-off deal has no target: dropped
         ended = new.terminated | new.truncated
         fresh = jax.vmap(self.core.init)(jax.random.split(k_deal, n))
-        env = jax.tree_util.tree_map(lambda a, b: jnp.where(_rows(ended, a), a, b), fresh, new)
+        env = reset_ended(ended, fresh, new)
         stats = Stats(new.terminated.sum(), new.won.sum(), jnp.float32(0))
         pending_now = Pending(grids[rows, move], new.reward, ok, new.terminated)
         return env, pending_now, (pending.x, target, pending.ok), stats
@@ -139,8 +139,3 @@ class JaxTD:
             return env, won | env.won
 
         return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
-
-
-def _rows(ended: jax.Array, like: jax.Array) -> jax.Array:
-    """``ended`` shaped to select whole rows of ``like``."""
-    return ended.reshape(ended.shape + (1,) * (like.ndim - 1))

@@ -52,30 +52,30 @@ class Run:
     """The Python side of a run: counts, curve, time."""
 
     def __init__(self, settings: Any, learner: Any) -> None:
-        self.s, self.td = settings, learner
+        self.s, self.learner = settings, learner
         self.updates, self.deals, self.wins, self.next_eval = 0, 0, 0, 0
         self.seconds, self.loss, self.curve = 0.0, float("nan"), []
         self._since = time.perf_counter()
-        self.per_call = max(1, CALL_MOVES // self.td.moves_per_update)
+        self.per_call = max(1, CALL_MOVES // self.learner.moves_per_update)
         self.valid = decks(settings, seeds.VALIDATION.take(settings.eval_deals))
 
     @property
     def moves(self) -> int:
-        return self.updates * self.td.moves_per_update
+        return self.updates * self.learner.moves_per_update
 
     def elapsed(self) -> float:
         return self.seconds + time.perf_counter() - self._since
 
     def train(self, carry: Any) -> Any:
-        n = min(self.per_call, self.td.total_updates - self.updates)
-        carry, stats = self.td.train(carry, n)
+        n = min(self.per_call, self.learner.total_updates - self.updates)
+        carry, stats = self.learner.train(carry, n)
         self.updates += n
         self.deals, self.wins = self.deals + int(stats.deals), self.wins + int(stats.wins)
         self.loss = float(stats.loss)
         return carry
 
     def win_rate(self, params: Any, deck_rows: np.ndarray) -> tuple[int, int]:
-        won = sum(int(np.asarray(self.td.play(params, deck_rows[at : at + EVAL_BATCH])).sum())
+        won = sum(int(np.asarray(self.learner.play(params, deck_rows[at : at + EVAL_BATCH])).sum())
                   for at in range(0, len(deck_rows), EVAL_BATCH))  # fmt: skip
         return won, len(deck_rows)
 
@@ -97,7 +97,7 @@ class Run:
         if not isinstance(state, dict) or set(state) != {"updates", "deals", "wins", "next_eval", "seconds",
                                                          "curve"}:  # fmt: skip
             raise ValueError(f"{path} is not a checkpoint of a JAX learner")
-        carry = carry_from_arrays(self.td.init(), arrays, str(path))
+        carry = carry_from_arrays(self.learner.init(), arrays, str(path))
         for key, value in state.items():
             setattr(self, key, value)
         self._since = time.perf_counter()
@@ -105,7 +105,7 @@ class Run:
 
     def summary(self, params: Any) -> dict[str, Any]:
         seconds = self.elapsed()
-        out = {"method": self.s.method, **self.td.describe(),
+        out = {"method": self.s.method, **self.learner.describe(),
                "moves": self.moves, "updates": self.updates, "seconds": round(seconds, 1),
                "moves_per_second": round(self.moves / max(seconds, 1e-9)), "device": device_name(),
                "jax": jax.__version__, "training_deals": self.deals,
@@ -153,13 +153,13 @@ def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progre
 
     run_dir.mkdir(parents=True, exist_ok=True)
     state = Run(settings, learner)
-    carry = state.restore(run_dir / CHECKPOINT) if resume else state.td.init()
+    carry = state.restore(run_dir / CHECKPOINT) if resume else state.learner.init()
     stop, last_save = _Stop(), time.monotonic()
-    total = state.td.total_updates * state.td.moves_per_update
+    total = state.learner.total_updates * state.learner.moves_per_update
     bar = tqdm(total=total, initial=state.moves, unit="move", unit_scale=True,
                desc=f"td_jax {settings.env_id}", disable=not progress)  # fmt: skip
     with on_stop_signals(stop), bar:
-        while state.updates < state.td.total_updates and not stop.signal:
+        while state.updates < state.learner.total_updates and not stop.signal:
             if state.moves >= state.next_eval:
                 state.evaluate(carry.params)
                 _write_curve(run_dir, state.curve)
@@ -181,7 +181,7 @@ def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progre
 
 def _finish(state: Run, carry: Any, run_dir: Path, export: Callable[[Path], Path] | None) -> dict[str, Any]:
     summary = state.summary(carry.params)
-    meta = {**state.td.describe(), "env_id": state.s.env_id, "env_kwargs": state.s.env_kwargs,
+    meta = {**state.learner.describe(), "env_id": state.s.env_id, "env_kwargs": state.s.env_kwargs,
             "seed": state.s.seed, "method": state.s.method}  # fmt: skip
     checkpoint.save(run_dir / WEIGHTS, meta, {k: np.asarray(v) for k, v in carry.params.items()})
     if export is not None and sb3_installed():
@@ -201,6 +201,16 @@ def sb3_installed() -> bool:
     except ImportError:
         return False
     return True
+
+
+def reset_ended(ended: jax.Array, fresh: Any, state: Any) -> Any:
+    """``fresh``'s rows where ``ended``, else ``state``'s (pytrees of arrays with rows first)."""
+    import jax.numpy as jnp
+
+    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
+        return jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b)
+
+    return jax.tree_util.tree_map(pick, fresh, state)
 
 
 def carry_arrays(carry: Any) -> dict[str, np.ndarray]:

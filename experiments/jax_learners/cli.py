@@ -1,0 +1,109 @@
+"""The command line the JAX learners share: settings from a YAML table keyed by env ID, the run
+folder held from the first check to the last file, ``--resume``, ``--export``, one line on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from quadrat_env.experiments.jax_learners import run as jax_run
+from quadrat_env.experiments.runs import open_run_dir
+
+from quadrat_env.files import atomic_write
+from quadrat_env.registry import resolve_id
+from quadrat_env.registry import short_name as env_name
+
+
+@dataclass(frozen=True)
+class Learner:
+    """One JAX learner's command: its name (``runs/<name>/...``), settings class (a ``RunSettings``
+    dataclass), YAML table, jitted core (built from the settings) and export to ``model.zip``."""
+
+    name: str
+    description: str
+    settings: type
+    hyperparams: Path
+    core: Callable[[Any], Any]
+    export: Callable[[Path], Path]
+
+    def train(self, settings: Any, run_dir: Path, resume: bool = False, progress: bool = True,
+              checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
+        """One run into ``run_dir``: the summary, or how it was interrupted (``run.run``)."""
+        return jax_run.run(settings, self.core(settings), run_dir, resume, progress, checkpoint_minutes,
+                           self.export)  # fmt: skip
+
+
+def parser(learner: Learner) -> argparse.ArgumentParser:
+    command = f"{__package__.rpartition('.')[0]}.{learner.name}"  # quadrat_env.experiments.<name>
+    p = argparse.ArgumentParser(prog=f"python -m {command}", description=learner.description)
+    p.add_argument("--env", help="env ID or its short name (Zudecken32, Zudecken, ...)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")
+    p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
+    p.add_argument("--eval-every", type=int, metavar="MOVES", help="override eval_every from the YAML")
+    p.add_argument("--eval-deals", type=int, help="override eval_deals from the YAML")
+    p.add_argument("--test-deals", type=int, help="override test_deals from the YAML (0: none)")
+    p.add_argument("--hyperparams", type=Path, help=f"YAML file (default: {learner.hyperparams.name})")
+    p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
+    again.add_argument("--export", type=Path, metavar="RUN_DIR",  # e.g. after a run on a machine without SB3
+                       help="only write RUN_DIR/model.zip from its weights.npz (needs SB3)")  # fmt: skip
+    p.add_argument("--checkpoint-minutes", type=float, default=10.0, help="minutes between checkpoints")
+    p.add_argument("--no-progress", action="store_true")
+    return p
+
+
+def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namespace,
+             held: contextlib.ExitStack) -> tuple[Any, Path]:  # fmt: skip
+    """The run's settings and folder (held by this run in ``held``), every check done before any work."""
+    if not args.checkpoint_minutes >= 0:
+        p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
+    if args.env is None:
+        p.error("--env is required (or --export RUN_DIR)")
+    try:
+        env_id = resolve_id(args.env)
+        overrides = {"n_moves": args.moves, "n_envs": args.n_envs, "eval_every": args.eval_every,
+                     "eval_deals": args.eval_deals, "test_deals": args.test_deals}  # fmt: skip
+        settings = learner.settings.load(
+            env_id, args.seed, args.hyperparams or learner.hyperparams, **overrides
+        )
+        learner.core(settings)  # the game, the network and its sizes
+        run_dir = args.out / learner.name / f"{env_name(env_id)}-seed{args.seed}"
+        open_run_dir(run_dir, settings.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
+    except ValueError as err:
+        p.error(str(err))
+    return settings, run_dir
+
+
+def main(learner: Learner, argv: list[str] | None = None) -> int:
+    p = parser(learner)
+    args = p.parse_args(argv)
+    if args.export is not None:
+        try:
+            print(f"{learner.name}: wrote {learner.export(args.export)}")
+        except ValueError as err:
+            p.error(str(err))
+        return 0
+    with contextlib.ExitStack() as held:  # the run folder, held until the run ends
+        settings, run_dir = _checked(learner, p, args, held)
+        if not args.resume:
+            atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
+        summary = learner.train(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+    if "interrupted" in summary:
+        print(f"{learner.name}: stopped at move {summary['moves']:,}; checkpoint in "
+              f"{run_dir / jax_run.CHECKPOINT}; continue with the same command and --resume",
+              file=sys.stderr)  # fmt: skip
+        return 128 + summary["interrupted"]
+    test = f", test {summary['test_win_rate']:.2%}" if "test_win_rate" in summary else ""
+    print(f"{learner.name} on {settings.env_id}, seed {settings.seed}: {summary['moves']:,} moves in "
+          f"{summary['seconds']}s ({summary['moves_per_second']:,} moves/s on {summary['device']}), "
+          f"validation {summary['val_win_rate']:.2%}{test} -> {run_dir}")  # fmt: skip
+    return 0

@@ -1,0 +1,210 @@
+"""The jitted core of ``quadrat_env.experiments.ppo_jax``: PPO with action masks, PureJaxRL's design.
+
+The policy is SB3's default actor-critic MLP (separate policy and value networks of ``hidden``
+tanh units, orthogonal initial weights as SB3 draws them), written as pure functions over a dict
+named and shaped as the torch policy's ``state_dict`` (``mlp_extractor.policy_net.0.weight``, ...),
+so a model learned here is an ordinary MaskablePPO model once exported. Illegal actions get the
+logit SB3's ``MaskableCategorical`` gives them (-1e8): they are never sampled and carry no gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from quadrat_env.experiments.jax_learners.run import Stats, reset_ended
+
+from quadrat_env.functional import make
+
+#: SB3's logit for a masked action.
+MASKED = -1e8
+Params = dict[str, jax.Array]
+
+
+def init_policy(key: jax.Array, obs_size: int, n_actions: int, hidden: tuple[int, ...]) -> Params:
+    """New weights as SB3's ``ActorCriticPolicy`` draws them: orthogonal, gain sqrt(2) in the hidden
+    layers, 0.01 for the action net, 1 for the value net; biases 0."""
+    params: Params = {}
+    keys = iter(jax.random.split(key, 2 * len(hidden) + 2))
+    for net in ("policy_net", "value_net"):
+        widths = [obs_size, *hidden]
+        for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False)):
+            params[f"mlp_extractor.{net}.{2 * i}.weight"] = _orthogonal(next(keys), b, a, math.sqrt(2))
+            params[f"mlp_extractor.{net}.{2 * i}.bias"] = jnp.zeros(b)
+    last = hidden[-1] if hidden else obs_size
+    params["action_net.weight"], params["action_net.bias"] = (
+        _orthogonal(next(keys), n_actions, last, 0.01),
+        jnp.zeros(n_actions),
+    )
+    params["value_net.weight"], params["value_net.bias"] = _orthogonal(next(keys), 1, last, 1.0), jnp.zeros(1)
+    return params
+
+
+def _orthogonal(key: jax.Array, rows: int, cols: int, gain: float) -> jax.Array:
+    return jax.nn.initializers.orthogonal(gain)(key, (rows, cols), jnp.float32)
+
+
+def forward(params: Params, obs: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The masked logits and the value of each observation."""
+
+    def mlp(net: str) -> jax.Array:
+        h, i = obs, 0
+        while f"mlp_extractor.{net}.{i}.weight" in params:
+            h = jnp.tanh(
+                h @ params[f"mlp_extractor.{net}.{i}.weight"].T + params[f"mlp_extractor.{net}.{i}.bias"]
+            )
+            i += 2
+        return h
+
+    logits = mlp("policy_net") @ params["action_net.weight"].T + params["action_net.bias"]
+    value = (mlp("value_net") @ params["value_net.weight"].T + params["value_net.bias"])[..., 0]
+    return jnp.where(mask, logits, MASKED), value
+
+
+class Transition(NamedTuple):
+    obs: jax.Array
+    mask: jax.Array
+    action: jax.Array
+    logp: jax.Array
+    value: jax.Array
+    reward: jax.Array
+    done: jax.Array
+
+
+class Carry(NamedTuple):
+    params: Params
+    opt_state: Any
+    env: Any
+    key: jax.Array  # raw key data (uint32)
+    updates: jax.Array
+
+
+class JaxPPO:
+    """One run's functions (``settings``: ``quadrat_env.experiments.ppo_jax.Settings``)."""
+
+    def __init__(self, settings: Any) -> None:
+        self.s = s = settings
+        self.core = make(s.env_id, **s.env_kwargs)
+        self.hidden = tuple(s.hidden)
+        self.moves_per_update = s.n_envs * s.n_steps
+        self.total_updates = math.ceil(s.n_moves / self.moves_per_update)
+        steps = self.total_updates * s.update_epochs * s.n_minibatches
+        lr = optax.linear_schedule(s.learning_rate, s.learning_rate_end, steps)
+        self.optimizer = optax.chain(optax.clip_by_global_norm(s.max_grad_norm), optax.adam(lr, eps=1e-5))
+        self.train = jax.jit(self._train, static_argnums=1)
+        self.play = jax.jit(self._play)
+
+    def describe(self) -> dict[str, Any]:
+        return {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
+
+    def init(self) -> Carry:
+        key, net_key, env_key = jax.random.split(jax.random.key(self.s.seed), 3)
+        params = init_policy(net_key, self.core.observation_shape[0], self.core.num_actions, self.hidden)
+        env = jax.vmap(self.core.init)(jax.random.split(env_key, self.s.n_envs))
+        return Carry(params, self.optimizer.init(params), env, jax.random.key_data(key), jnp.int32(0))
+
+    def _step(self, params: Params, env: Any, key: jax.Array) -> tuple[Any, Transition, Stats]:
+        """One sampled move on every deal; a deal that ends is replaced by a new random one."""
+        k_move, k_deal = jax.random.split(key)
+        obs, mask = jax.vmap(self.core.observe)(env), env.legal_action_mask
+        logits, value = forward(params, obs, mask)
+        action = jax.random.categorical(k_move, logits)
+        logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
+        new = jax.vmap(self.core.step)(env, action)
+        done = new.terminated | new.truncated  # a cut-off deal counts as ended (no bootstrap), as PureJaxRL
+        fresh = jax.vmap(self.core.init)(jax.random.split(k_deal, done.shape[0]))
+        env = reset_ended(done, fresh, new)
+        stats = Stats(new.terminated.sum(), new.won.sum(), jnp.float32(0))
+        return env, Transition(obs, mask, action, logp, value, new.reward, done), stats
+
+    def _advantages(self, batch: Transition, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """GAE(lambda) over the rollout (time-major); the advantages and the value targets."""
+        s = self.s
+
+        def back(
+            carry: tuple[jax.Array, jax.Array], t: Transition
+        ) -> tuple[tuple[jax.Array, jax.Array], jax.Array]:
+            gae, next_value = carry
+            keep = 1.0 - t.done
+            delta = t.reward + s.gamma * next_value * keep - t.value
+            gae = delta + s.gamma * s.gae_lambda * keep * gae
+            return (gae, t.value), gae
+
+        _, adv = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value), batch, reverse=True)
+        return adv, adv + batch.value
+
+    def _loss(self, params: Params, t: Transition, adv: jax.Array, target: jax.Array) -> jax.Array:
+        s = self.s
+        logits, value = forward(params, t.obs, t.mask)
+        logp_all = jax.nn.log_softmax(logits)
+        logp = jnp.take_along_axis(logp_all, t.action[:, None], 1)[:, 0]
+        ratio = jnp.exp(logp - t.logp)
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        policy = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - s.clip_eps, 1 + s.clip_eps) * adv).mean()
+        clipped = t.value + jnp.clip(value - t.value, -s.clip_eps, s.clip_eps)
+        value_loss = 0.5 * jnp.maximum((value - target) ** 2, (clipped - target) ** 2).mean()
+        entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
+        return policy + s.vf_coef * value_loss - s.ent_coef * entropy
+
+    def _epochs(
+        self, params: Params, opt_state: Any, data: tuple[Any, ...], key: jax.Array
+    ) -> tuple[Any, ...]:
+        """``update_epochs`` passes over the rollout in ``n_minibatches`` shuffled minibatches."""
+        n, m = self.moves_per_update, self.s.n_minibatches
+
+        def minibatch(
+            state: tuple[Params, Any], part: tuple[Any, ...]
+        ) -> tuple[tuple[Params, Any], jax.Array]:
+            params, opt_state = state
+            loss, grads = jax.value_and_grad(self._loss)(params, *part)
+            updates, opt_state = self.optimizer.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), loss
+
+        def epoch(state: tuple[Params, Any], k: jax.Array) -> tuple[tuple[Params, Any], jax.Array]:
+            order = jax.random.permutation(k, n)
+            parts = jax.tree_util.tree_map(lambda x: x[order].reshape(m, n // m, *x.shape[1:]), data)
+            return jax.lax.scan(minibatch, state, parts)
+
+        (params, opt_state), losses = jax.lax.scan(epoch, (params, opt_state),
+                                                   jax.random.split(key, self.s.update_epochs))  # fmt: skip
+        return params, opt_state, losses.mean()
+
+    def _update(self, carry: Carry, _: Any) -> tuple[Carry, Stats]:
+        """A rollout of ``n_steps`` moves on every deal, then the PPO epochs over it."""
+        key, k_epochs, *keys = jax.random.split(jax.random.wrap_key_data(carry.key), self.s.n_steps + 2)
+
+        def play(env: Any, k: jax.Array) -> tuple[Any, tuple[Transition, Stats]]:
+            env, t, stats = self._step(carry.params, env, k)
+            return env, (t, stats)
+
+        env, (batch, stats) = jax.lax.scan(play, carry.env, jnp.stack(keys))
+        last_value = forward(carry.params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[1]
+        adv, target = self._advantages(batch, last_value)
+        flat = jax.tree_util.tree_map(
+            lambda x: x.reshape(self.moves_per_update, *x.shape[2:]), (batch, adv, target)
+        )
+        params, opt_state, loss = self._epochs(carry.params, carry.opt_state, flat, k_epochs)
+        new = Carry(params, opt_state, env, jax.random.key_data(key), carry.updates + 1)
+        return new, Stats(stats.deals.sum(), stats.wins.sum(), loss)
+
+    def _train(self, carry: Carry, n_updates: int) -> tuple[Carry, Stats]:
+        carry, stats = jax.lax.scan(self._update, carry, None, length=n_updates)
+        return carry, Stats(stats.deals.sum(), stats.wins.sum(), stats.loss.mean())
+
+    def _play(self, params: Params, decks: jax.Array) -> jax.Array:
+        """Play ``decks`` (pack indices) with the most likely legal action; which deals were won."""
+        env = jax.vmap(self.core.init_deck)(decks)
+
+        def going(c: tuple[Any, jax.Array]) -> jax.Array:
+            return ~(c[0].terminated | c[0].truncated).all()
+
+        def move(c: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
+            env, won = c
+            logits = forward(params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[0]
+            env = jax.vmap(self.core.step)(env, logits.argmax(1))
+            return env, won | env.won
+
+        return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
