@@ -32,6 +32,7 @@ EXTRA_OF = {
             "tensorboard",
             "matplotlib",
             "imageio",
+            "rliable",
         ),
         "train",
     ),  # fmt: skip
@@ -41,7 +42,7 @@ EXTRA_OF = {
     "ray": "ray",
     **dict.fromkeys(("torchrl", "tensordict", "tianshou", "rl_zoo3"), "frameworks"),
     "hypothesis": "dev",
-    **dict.fromkeys(("jax", "jaxlib"), "jax"),
+    **dict.fromkeys(("jax", "jaxlib", "optax"), "jax"),
 }
 
 

@@ -1,0 +1,127 @@
+"""One published row from many seeds: the interquartile mean and its 95% bootstrap interval (rliable).
+
+    python -m quadrat_env.experiments.seed_rows runs/td_jax --env Zudecken32 --out results
+
+Reads every finished run ``<RUNS>/<Name>-seed<k>/summary.json`` of one env (the JAX learners'
+run folders: each seed's win rate on the benchmark's held-out deals, ``test_win_rate``), and
+writes ``<out>/seeds-<learner>-<Name>.json`` and ``.md``: each seed's win rate, deals, moves and
+seconds; their interquartile mean (IQM) with a 95% stratified bootstrap interval (rliable,
+``--reps`` resamples, a fixed generator seed), the mean, the lowest and the highest; the device
+and method the runs name. Where the exact optimum is given (``--optimum``), each figure also as
+a share of it. A row with fewer than 10 seeds says so in its title.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from quadrat_env.extras import command, importing
+from quadrat_env.files import atomic_write
+from quadrat_env.registry import resolve_id
+from quadrat_env.registry import short_name as env_name
+
+with importing(__name__):
+    from rliable import library as rly
+    from rliable import metrics
+
+SEED_DIR = re.compile(r"^(?P<name>.+)-seed(?P<seed>\d+)$")
+FULL = 10  # seeds a published row has
+
+
+def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
+    """Each finished seed's summary (sorted by seed); ``ValueError`` naming a folder that is not one."""
+    rows = []
+    for folder in sorted(runs.glob(f"{env_name(env_id)}-seed*")):
+        found = SEED_DIR.match(folder.name)
+        if not found or found["name"] != env_name(env_id) or not (folder / "summary.json").is_file():
+            continue  # another env's folder, or a run not finished
+        try:
+            summary = json.loads((folder / "summary.json").read_text())
+            rate, deals = float(summary["test_win_rate"]), int(summary["test_deals"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(
+                f"{folder / 'summary.json'}: no test win rate ({type(err).__name__}: {err})"
+            ) from None
+        rows.append({"seed": int(found["seed"]), "test_win_rate": rate, "test_deals": deals,
+                     "moves": summary.get("moves"), "seconds": summary.get("seconds"),
+                     "device": summary.get("device"), "method": summary.get("method")})  # fmt: skip
+    if not rows:
+        raise ValueError(f"{runs} holds no finished run of {env_id} (<Name>-seed<k>/summary.json)")
+    return sorted(rows, key=lambda r: r["seed"])
+
+
+def aggregate(rows: list[dict[str, Any]], reps: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """IQM and its 95% stratified bootstrap interval over the seeds, with the mean and the range."""
+    scores = {"runs": np.array([[r["test_win_rate"]] for r in rows])}  # (seeds, one task)
+    np.random.seed(seed)  # rliable's bootstrap draws from numpy's global generator
+    point, interval = rly.get_interval_estimates(
+        scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps
+    )
+    rates = scores["runs"][:, 0]
+    return {"seeds": len(rows), "iqm": round(float(point["runs"][0]), 5),
+            "iqm_ci": [round(float(x), 5) for x in interval["runs"][:, 0]],
+            "mean": round(float(rates.mean()), 5), "min": round(float(rates.min()), 5),
+            "max": round(float(rates.max()), 5), "bootstrap_reps": reps}  # fmt: skip
+
+
+def table(title: str, rows: list[dict[str, Any]], result: dict[str, Any], optimum: float | None) -> str:
+    def share(x: float) -> str:
+        return f"{x:.2%}" + (f" ({x / optimum:.1%} of the optimum)" if optimum else "")
+
+    low, high = result["iqm_ci"]
+    head = [
+        "| seed | held-out deals | win rate | moves | seconds | device |",
+        "|---:|---:|---:|---:|---:|---|",
+    ]
+    spread = f"mean {result['mean']:.2%}, lowest {result['min']:.2%}, highest {result['max']:.2%}"
+    lines = [f"# {title}", "", f"IQM {share(result['iqm'])}, 95% bootstrap interval [{low:.2%}, {high:.2%}]; "
+             f"{spread}.", "", *head]  # fmt: skip
+    lines += [f"| {r['seed']} | {r['test_deals']:,} | {r['test_win_rate']:.2%} | {r['moves'] or 0:,} | "
+              f"{r['seconds']} | {r['device']} |" for r in rows]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+@command
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("runs", type=Path, help="a learner's runs folder, e.g. runs/td_jax")
+    p.add_argument("--env", required=True, help="env ID or short name")
+    p.add_argument(
+        "--optimum", type=float, help="the exact optimum's win rate, to show each figure as a share"
+    )
+    p.add_argument("--reps", type=int, default=2000, help="bootstrap resamples (default 2,000)")
+    p.add_argument("--out", type=Path, default=Path("results"))
+    p.add_argument("--overwrite", action="store_true", help="replace an earlier row's files")
+    args = p.parse_args(argv)
+    try:
+        env_id = resolve_id(args.env)
+        if args.reps < 100 or (args.optimum is not None and not 0 < args.optimum <= 1):
+            raise ValueError("--reps must be >= 100 and --optimum a win rate in (0, 1]")
+        rows = read_seeds(args.runs, env_id)
+        name = f"seeds-{args.runs.name}-{env_name(env_id)}"
+        if not args.overwrite and any((args.out / f"{name}{ext}").exists() for ext in (".json", ".md")):
+            raise ValueError(f"{args.out / name}.json exists; pass --overwrite to replace it")
+    except ValueError as err:
+        p.error(str(err))
+    result = aggregate(rows, args.reps)
+    methods = sorted({str(r["method"]) for r in rows})
+    few = "" if len(rows) >= FULL else f" (a published row has {FULL})"
+    title = f"{', '.join(methods)} on {env_id}: {len(rows)} seeds{few}"
+    args.out.mkdir(parents=True, exist_ok=True)
+    record = {"title": title, "env_id": env_id, **result, "optimum": args.optimum, "rows": rows}
+    atomic_write(args.out / f"{name}.json", json.dumps(record, indent=2))
+    atomic_write(args.out / f"{name}.md", table(title, rows, result, args.optimum))
+    print(f"{title}: IQM {result['iqm']:.2%} [{result['iqm_ci'][0]:.2%}, {result['iqm_ci'][1]:.2%}] -> "
+          f"{args.out / name}.json, .md")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

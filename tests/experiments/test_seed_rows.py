@@ -1,0 +1,55 @@
+"""A row from many seeds: rliable's IQM and interval over each seed's held-out win rate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("rliable")
+
+from quadrat_env.experiments import seed_rows  # noqa: E402
+
+Z32 = "quadrat_env/Zudecken32-v0"
+
+
+def _runs(tmp_path, rates, name="Zudecken32"):  # noqa: ANN001, ANN202
+    for seed, rate in enumerate(rates):
+        folder = tmp_path / "td_jax" / f"{name}-seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "summary.json").write_text(json.dumps({"test_win_rate": rate, "test_deals": 10_000,
+                                                         "moves": 10, "seconds": 1.0, "device": "cpu",
+                                                         "method": "afterstate TD(0)"}))  # fmt: skip
+    return tmp_path / "td_jax"
+
+
+def test_the_iqm_is_the_mean_of_the_middle_half_and_its_interval_holds_it(tmp_path):
+    rates = [0.50, 0.60, 0.61, 0.62, 0.63, 0.64, 0.65, 0.66, 0.67, 0.90]  # two outliers, 10 seeds
+    rows = seed_rows.read_seeds(_runs(tmp_path, rates), Z32)
+    result = seed_rows.aggregate(rows, reps=500)
+    middle = sorted(rates)[2:8]  # rliable's IQM is scipy's trim_mean(0.25): of 10, 2 dropped at each end
+    assert result["iqm"] == pytest.approx(sum(middle) / 6, abs=1e-5)
+    low, high = result["iqm_ci"]
+    assert low < result["iqm"] < high and high - low < 0.05
+    assert result["seeds"] == 10 and result["min"] == 0.5 and result["max"] == 0.9
+
+
+def test_the_command_writes_the_row_and_refuses_to_overwrite_it(tmp_path, capsys):
+    runs = _runs(tmp_path, [0.6, 0.61, 0.62])
+    (runs / "Zudecken-seed0").mkdir()  # another env's run and an unfinished one are not read
+    (runs / "Zudecken32-seed9").mkdir()
+    out = tmp_path / "results"
+    assert seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(out), "--optimum", "0.6229"]) == 0
+    record = json.loads((out / "seeds-td_jax-Zudecken32.json").read_text())
+    assert record["seeds"] == 3 and "a published row has 10" in record["title"]
+    assert "of the optimum" in (out / "seeds-td_jax-Zudecken32.md").read_text()
+    with pytest.raises(SystemExit) as stop:
+        seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(out)])
+    assert stop.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
+
+
+def test_a_broken_summary_is_named(tmp_path):
+    runs = _runs(tmp_path, [0.6])
+    (runs / "Zudecken32-seed0" / "summary.json").write_text("{}")
+    with pytest.raises(ValueError, match="Zudecken32-seed0/summary.json: no test win rate"):
+        seed_rows.read_seeds(runs, Z32)
