@@ -128,7 +128,11 @@ def decks(settings: Any, seed_range: range) -> np.ndarray:
 
 
 def device_name() -> str:
+    import os
+
     device = jax.devices()[0]
+    if device.platform == "cpu":
+        return f"cpu: {os.cpu_count()} cores"
     return f"{device.platform}: {getattr(device, 'device_kind', device.platform)}"
 
 
