@@ -6,10 +6,16 @@ that describes everything else. What goes in is each object's own plain state
 (``capture``): numbers, strings, arrays, numpy random generators, and lists, tuples and dicts
 of these; attributes of any other kind (spaces, rules, open files, wrapped envs) are left out,
 because the object rebuilt from the run's config already holds them.
+
+Each checkpoint carries the SHA-256 of its arrays and JSON, checked on load: a damaged file is a
+``CheckpointError`` naming it, never a resumed run on other numbers. ``restore`` also refuses an
+array whose type or shape is not the one the rebuilt object holds (a crafted file with a matching
+checksum).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import time
@@ -22,7 +28,11 @@ import numpy as np
 
 from quadrat_env.files import atomic_open, data_files, load_npz
 
-VERSION = 1
+VERSION = 2  # 2: with a checksum (version 1 files, without one, are still read)
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be resumed: unreadable, damaged, or of other settings."""
 
 
 class _Unsupported(Exception):
@@ -83,9 +93,27 @@ def capture(obj: Any, arrays: dict[str, np.ndarray], name: str, skip: tuple[str,
 
 
 def restore(obj: Any, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Set the attributes ``capture`` stored back on ``obj`` (a newly built equal object)."""
-    for attr, value in state.items():
-        setattr(obj, attr, _decode(value, arrays))
+    """Set the attributes ``capture`` stored back on ``obj`` (a newly built equal object). An array
+    must have the type and shape of the one the object holds (rows may differ where it holds none:
+    a buffer that fills); else ``CheckpointError``, with nothing set."""
+    values = {attr: _decode(value, arrays) for attr, value in state.items()}
+    for attr, value in values.items():
+        now = getattr(obj, attr, None)
+        if isinstance(now, np.ndarray) and not _same_kind(now, value):
+            found = (
+                f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
+            )
+            held = f"{now.dtype}{list(now.shape)}"
+            raise CheckpointError(f"the checkpoint's {attr} is {found}, the run holds {held}: not a "
+                                  "checkpoint of these settings")  # fmt: skip
+    for attr, value in values.items():
+        setattr(obj, attr, value)
+
+
+def _same_kind(now: np.ndarray, value: Any) -> bool:
+    if not isinstance(value, np.ndarray) or value.dtype != now.dtype or value.ndim != now.ndim:
+        return False
+    return value.shape[1:] == now.shape[1:] and (value.shape[:1] == now.shape[:1] or len(now) == 0)
 
 
 def global_rngs(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -112,18 +140,33 @@ def save(path: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> Non
     """One checkpoint file, replacing the last one only once written whole."""
     text = json.dumps({"version": VERSION, **meta})
     with atomic_open(path, "wb") as f:
-        np.savez(f, __meta__=np.array(text), **arrays)
+        np.savez(f, __meta__=np.array(text), __sha256__=np.array(digest(text, arrays)), **arrays)
+
+
+def digest(text: str, arrays: dict[str, np.ndarray]) -> str:
+    """SHA-256 of the JSON and of each array's name, type, shape and bytes, in name order."""
+    h = hashlib.sha256(text.encode())
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"\0{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(a.data if a.dtype != object else b"")
+    return h.hexdigest()
 
 
 def load(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """A checkpoint's JSON and arrays (``ValueError`` if the file is not one)."""
     try:
         arrays = load_npz(path)  # headers checked before anything is allocated
-        meta = json.loads(str(arrays.pop("__meta__")))
+        text = str(arrays.pop("__meta__"))
+        meta = json.loads(text)
+        said = str(arrays.pop("__sha256__")) if "__sha256__" in arrays else None
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
-        raise ValueError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
-    if not isinstance(meta, dict) or meta.get("version") != VERSION:
-        raise ValueError(f"{path} is not a checkpoint of this version")
+        raise CheckpointError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
+    if not isinstance(meta, dict) or meta.get("version") not in (1, VERSION):
+        raise CheckpointError(f"{path} is not a checkpoint of this version")
+    if meta["version"] == VERSION and said != digest(text, arrays):
+        raise CheckpointError(f"{path} does not match its checksum (damaged); start the run again with "
+                              "--overwrite")  # fmt: skip
     return meta, arrays
 
 

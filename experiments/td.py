@@ -39,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env import seeds
+from quadrat_env.core.checks import env_arg
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, save_model
-from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -151,7 +151,7 @@ def _write_curve(run_dir: Path, rows: list[tuple]) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", required=True, choices=env_ids())
+    p.add_argument("--env", required=True, type=env_arg, help="env ID or short name (Zudecken32, ...)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")
     p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
@@ -193,7 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     with contextlib.ExitStack() as held:  # the run folder, held until the run ends
         settings, run_dir = _checked(p, args, held)
-        summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+        try:
+            summary = run(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+        except checkpoint.CheckpointError as err:  # --resume: damaged, or of other settings
+            p.error(f"{run_dir / CHECKPOINT}: {err}" if str(run_dir) not in str(err) else str(err))
     if "interrupted" in summary:
         name = signal.Signals(summary["interrupted"]).name
         print(f"td: stopped by {name} at move {summary['moves']:,}; checkpoint in {run_dir / CHECKPOINT}; "

@@ -20,6 +20,7 @@ from quadrat_env.agents.evaluate import evaluate
 from quadrat_env.agents.networks import afterstate_model, afterstate_names, extractor, scores_afterstates
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import checkpoint
+from quadrat_env.experiments.runs import check_memory
 
 from quadrat_env import seeds
 
@@ -74,11 +75,8 @@ class Learner:
         obs, game = env.observation_space.shape[0], env.game
         per_env = 8 * game.state_size + 48 * obs + 64 * game.pack_size
         need = settings.n_envs * per_env + (settings.batch_size + settings.n_envs) * 12 * (obs + 1)
-        free = available_memory()
-        if free is not None and need > 0.8 * free:
-            raise ValueError(f"n_envs {settings.n_envs:,} and batch_size {settings.batch_size:,} need about "
-                             f"{need / 2**30:,.1f} GiB, more than 80% of the {free / 2**30:.1f} GiB "
-                             "available: lower --n-envs (or batch_size in the YAML)")  # fmt: skip
+        check_memory(need, f"n_envs {settings.n_envs:,} with batch_size {settings.batch_size:,}",
+                     "lower --n-envs (or batch_size in the YAML)")  # fmt: skip
 
     def _afterstate_shape(self) -> tuple[int, ...]:
         obs = torch.from_numpy(self.obs[:1])
@@ -207,15 +205,3 @@ class Learner:
         checkpoint.restore(self.venv, meta["env"], arrays)
         self.curve = [tuple(row) for row in self.curve]
         self._since = time.perf_counter()
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available now (Linux's MemAvailable), or None where it cannot be read."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None

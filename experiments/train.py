@@ -26,6 +26,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -37,9 +38,9 @@ from quadrat_env.experiments import checkpoint
 from quadrat_env.experiments.starting import load_start, start_kwargs
 
 from quadrat_env import seeds
+from quadrat_env.core.checks import env_arg
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, save_model
-from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -277,8 +278,6 @@ def _new_model(settings: Settings, venv: Any, run_dir: Path) -> Any:
 
 def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     """The model, envs, callbacks and random generators as they were at the last checkpoint."""
-    import tempfile
-
     from quadrat_env.agents.safe_load import load_model
 
     meta, arrays = checkpoint.load(keeper.path)
@@ -328,7 +327,7 @@ def _policy_kwargs(settings: Settings) -> dict[str, Any]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", required=True, choices=env_ids())
+    p.add_argument("--env", required=True, type=env_arg, help="env ID or short name (Zudecken32, ...)")
     p.add_argument("--algo", required=True, choices=ALGOS)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timesteps", type=int, help="override n_timesteps from the YAML")
@@ -346,12 +345,8 @@ def _parser() -> argparse.ArgumentParser:
     again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
     again.add_argument("--resume", action="store_true", help="continue the run in the run folder from its "
                        "last checkpoint (same arguments)")  # fmt: skip
-    p.add_argument(
-        "--checkpoint-minutes",
-        type=float,
-        default=10.0,
-        help="minutes between checkpoints (default 10; 0: after every update)",
-    )
+    p.add_argument("--checkpoint-minutes", type=float, default=10.0,
+                   help="minutes between checkpoints (default 10; 0: after every update)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -382,14 +377,19 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     with contextlib.ExitStack() as held:  # the run folder, held until the run ends
         settings, run_dir = _checked(p, args, held)
-        summary = train(settings, run_dir, progress=not args.no_progress, resume=args.resume,
-                        checkpoint_minutes=args.checkpoint_minutes)  # fmt: skip
+        try:
+            summary = train(settings, run_dir, progress=not args.no_progress, resume=args.resume,
+                            checkpoint_minutes=args.checkpoint_minutes)  # fmt: skip
+        except checkpoint.CheckpointError as err:  # --resume: damaged, or of other settings
+            p.error(str(err))
     if "interrupted" in summary:
         sig = summary["interrupted"]
         how = (f"checkpoint in {run_dir / CHECKPOINT}; continue with the same command and --resume" if
                summary["steps"] else "before its first update; start it again with --overwrite")  # fmt: skip
-        name = signal.Signals(sig).name
-        print(f"train: stopped by {name} at step {summary['steps']:,}, {how}", file=sys.stderr)
+        print(
+            f"train: stopped by {signal.Signals(sig).name} at step {summary['steps']:,}, {how}",
+            file=sys.stderr,
+        )
         return 128 + sig
     print(f"{args.algo} on {args.env}, seed {args.seed}: {summary['steps']} steps in "
           f"{summary['seconds']}s ({summary['steps_per_second']} steps/s) -> {run_dir}")  # fmt: skip

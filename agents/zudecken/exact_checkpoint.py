@@ -6,11 +6,14 @@ which names generation ``k``, the solve (ranks, rules, lean, the search's code f
 far it got. The arrays of a new generation are written whole (temporary file, fsync, rename) before
 ``meta.json`` is replaced to name them, and the older generation is removed only after: a stop at
 any moment leaves the last checkpoint readable. A checkpoint of another solve or of other code is
-not used (the solve starts over); a damaged one is an error naming the file.
+not used (the solve starts over); a damaged one is an error naming the file: ``meta.json`` holds
+each array file's SHA-256, checked before any entry is read, so one flipped bit is found rather
+than resumed to another "exact" value.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,10 +47,14 @@ def save(solver: Any, folder: Path, progress: dict[str, Any]) -> Path:
     positions = sum(
         int((solver.keys[at : at + CHUNK, 0] != -1).sum()) for at in range(0, len(solver.keys), CHUNK)
     )
+    digests = {}
     for name, array in (("keys", solver.keys), ("vals", solver.vals)):
         with atomic_open(folder / f"{name}-{generation}.npy", "wb") as f:
-            _filled_into(f, solver.keys, array, positions)
-    meta = {**identity(solver), "generation": generation, "positions": positions, **progress}
+            hashing = _Hashing(f)
+            _filled_into(hashing, solver.keys, array, positions)
+            digests[name] = hashing.sha256.hexdigest()
+    meta = {**identity(solver), "generation": generation, "positions": positions, "sha256": digests,
+            **progress}  # fmt: skip
     atomic_write(folder / META, json.dumps(meta, indent=2))
     for stale in [*folder.glob("keys-*.npy"), *folder.glob("vals-*.npy")]:
         if stale.stem.split("-")[1] != str(generation):
@@ -55,7 +62,29 @@ def save(solver: Any, folder: Path, progress: dict[str, Any]) -> Path:
     return folder / META
 
 
-def _filled_into(f: BinaryIO, keys: np.ndarray, array: np.ndarray, positions: int) -> None:
+class _Hashing:
+    """A file that hashes what is written to it."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f, self.sha256 = f, hashlib.sha256()
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.sha256.update(data)
+        return self.f.write(data)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 24):
+                digest.update(block)
+    except OSError as err:
+        raise ValueError(f"{path} is not a readable checkpoint array: {err}") from None
+    return digest.hexdigest()
+
+
+def _filled_into(f: Any, keys: np.ndarray, array: np.ndarray, positions: int) -> None:
     """The rows of ``array`` where ``keys`` holds an entry, written to a .npy file a chunk at a time
     with plain writes: no copy of the whole memo, and no mapping of the file, whose pages would count
     as the solve's memory (a checkpoint of 11 ranks stays within the solve's own memory)."""
@@ -86,6 +115,15 @@ def restore(solver: Any, folder: Path) -> dict[str, Any] | None:
     meta = read_meta(folder)
     if meta is None or any(meta.get(k) != v for k, v in identity(solver).items()):
         return None
+    digests = meta.get("sha256")
+    for name in ("keys", "vals"):
+        path = folder / f"{name}-{meta['generation']}.npy"
+        if not isinstance(digests, dict) or not isinstance(digests.get(name), str):
+            raise ValueError(f"{folder / META} gives no checksum of {path.name}: delete {folder} to start "
+                             "this pack over")  # fmt: skip
+        if _sha256(path) != digests[name]:
+            raise ValueError(f"{path} does not match its checksum in {META} (damaged): delete {folder} to "
+                             "start this pack over")  # fmt: skip
     keys = _chunks(folder / f"keys-{meta['generation']}.npy", np.int64, (meta["positions"], solver.width))
     vals = _chunks(folder / f"vals-{meta['generation']}.npy", np.float64, (meta["positions"],))
     for k, v in zip(keys, vals, strict=True):  # a chunk at a time: no second copy of the memo in memory

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from quadrat_env.experiments.checkpoint import CheckpointError
 from quadrat_env.experiments.jax_learners import run as jax_run
 from quadrat_env.experiments.runs import open_run_dir
 
@@ -96,7 +97,12 @@ def main(learner: Learner, argv: list[str] | None = None) -> int:
         settings, run_dir = _checked(learner, p, args, held)
         if not args.resume:
             atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
-        summary = learner.train(settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes)
+        try:
+            summary = learner.train(
+                settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes
+            )
+        except CheckpointError as err:  # --resume: damaged, or of other settings
+            p.error(str(err))
     if "interrupted" in summary:
         print(f"{learner.name}: stopped at move {summary['moves']:,}; checkpoint in "
               f"{run_dir / jax_run.CHECKPOINT}; continue with the same command and --resume",

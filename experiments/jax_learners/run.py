@@ -96,7 +96,7 @@ class Run:
         state = meta.get("jax_run")
         if not isinstance(state, dict) or set(state) != {"updates", "deals", "wins", "next_eval", "seconds",
                                                          "curve"}:  # fmt: skip
-            raise ValueError(f"{path} is not a checkpoint of a JAX learner")
+            raise checkpoint.CheckpointError(f"{path} is not a checkpoint of a JAX learner")
         carry = carry_from_arrays(self.learner.init(), arrays, str(path))
         for key, value in state.items():
             setattr(self, key, value)
@@ -228,7 +228,9 @@ def carry_from_arrays(fresh: Any, arrays: dict[str, np.ndarray], where: str) -> 
 
     like, treedef = jax.tree_util.tree_flatten(fresh)
     if len([k for k in arrays if k.startswith("carry/")]) != len(like):
-        raise ValueError(f"{where}: holds another number of arrays than this run: not its checkpoint")
+        raise checkpoint.CheckpointError(
+            f"{where}: holds another number of arrays than this run: not its checkpoint"
+        )
     leaves = []
     for i, want in enumerate(like):
         got = arrays.get(f"carry/{i}")
@@ -237,7 +239,7 @@ def carry_from_arrays(fresh: Any, arrays: dict[str, np.ndarray], where: str) -> 
                 "missing" if got is None else f"{got.dtype}{list(got.shape)}",
                 f"{want.dtype}{list(want.shape)}",
             )
-            raise ValueError(f"{where}: array carry/{i} is {found}, this run needs {need}: not a "
-                             "checkpoint of these settings")  # fmt: skip
+            raise checkpoint.CheckpointError(f"{where}: array carry/{i} is {found}, this run needs {need}: "
+                                             "not a checkpoint of these settings")  # fmt: skip
         leaves.append(jnp.asarray(got))
     return jax.tree_util.tree_unflatten(treedef, leaves)

@@ -28,10 +28,11 @@ from quadrat_env.agents.zudecken import exact_checkpoint
 from quadrat_env.agents.zudecken.exact import MAX_RANKS, MIN_RANKS, ExactSolver, code_fingerprint
 from quadrat_env.agents.zudecken.exact_parts import usable_cores
 from quadrat_env.agents.zudecken.optimal import cache_dir
+from quadrat_env.experiments.runs import check_memory
 
 from quadrat_env.core.checks import at_least
 from quadrat_env.extras import command
-from quadrat_env.files import atomic_write
+from quadrat_env.files import atomic_write, exclusive_folder
 
 #: Memo slots a pack's lean solve is given at the start (a power of two, filled to at most 3/4 by
 #: the positions measured: 5,212 at 4 ranks ... 1.63M at 8; 12 and 13 ranks extrapolated).
@@ -40,6 +41,12 @@ SLOTS = {4: 1 << 16, 5: 1 << 16, 6: 1 << 18, 7: 1 << 20, 8: 1 << 22, 9: 1 << 23,
 #: Each thread's cache of full tables' values (24 bytes a slot): what fits beside the memo (11 ranks
 #: within 1.5 GB in all).
 CACHE_SLOTS = {n: 1 << 20 for n in range(4, 11)} | {11: 1 << 21, 12: 1 << 24, 13: 1 << 26}
+
+
+def memory_needed(n: int, threads: int) -> int:
+    """Bytes a pack's lean solve takes at the least: its memo as reserved (16 bytes a slot) and each
+    thread's cache of full tables (24 bytes a slot)."""
+    return SLOTS[n] * 16 + threads * CACHE_SLOTS[n] * 24
 
 
 def peak_mb() -> float:
@@ -143,10 +150,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.out.exists() and not args.out.is_dir():
         p.error(f"--out {args.out} is a file, not a folder")
     line = "python -m quadrat_env.experiments.zudecken.exact_values " + " ".join(argv or sys.argv[1:])
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        check_memory(memory_needed(last, args.threads), f"{last} ranks on {args.threads} threads",
+                     "solve fewer ranks (--ranks FIRST LAST) or use fewer --threads")  # fmt: skip
+    except ValueError as err:
+        p.error(str(err))
     before = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return solve_all(args, line)
+        with exclusive_folder(args.out):  # one writer of the results at a time
+            return solve_all(args, line)
+    except ValueError as err:  # another run holds a folder, a damaged checkpoint: nothing recorded
+        p.error(str(err))
+    except OSError as err:  # a full disk, a read-only folder: what was recorded before stays
+        print(f"exact_values: {err.strerror or err}: {err.filename or ''}; the packs recorded before are "
+              "kept, a checkpoint saved before is resumed by the same command", file=sys.stderr)  # fmt: skip
+        return 1
     except KeyboardInterrupt as stop:  # the solve saved a checkpoint on its way out
         how = "SIGTERM" if isinstance(stop, Stopped) else "Ctrl-C"
         print(f"exact_values: stopped by {how}; {stop.args[0] if stop.args else ''}the same command resumes",
@@ -172,7 +190,8 @@ def solve_all(args: argparse.Namespace, line: str) -> int:
             continue
         folder = (args.cache or cache_dir()) / "exact" / f"{n}-cleared-groups"
         try:
-            solved = solve(n, args.threads, args.checkpoint_minutes * 60, folder, say)
+            with exclusive_folder(folder):  # one solve of a pack at a time in a cache
+                solved = solve(n, args.threads, args.checkpoint_minutes * 60, folder, say)
         except KeyboardInterrupt as stop:
             raise type(stop)(f"checkpoint in {folder}: ") from None
         done = results["ranks"][str(n)] = {**solved, "command": line, "code": code_fingerprint()}

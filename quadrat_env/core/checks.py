@@ -74,3 +74,15 @@ def positive_number(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
+
+
+def env_arg(text: str) -> str:
+    """An argparse ``type=`` for an env: its ID or short name (``Zudecken32``) -> the ID."""
+    import argparse
+
+    from quadrat_env.registry import resolve_id
+
+    try:
+        return resolve_id(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 
@@ -150,3 +151,46 @@ def test_settings_the_run_cannot_fill_or_hold_are_refused_before_any_work(tmp_pa
     err = capsys.readouterr().err.strip().splitlines()
     assert stop.value.code == 2 and "GiB" in err[-1] and "--n-envs" in err[-1] and "error" in err[-1]
     assert not (tmp_path / "td").exists()
+
+
+def test_resume_from_a_damaged_or_reshaped_checkpoint_is_one_line(tmp_path, monkeypatch, capsys):
+    """A flipped byte fails the checksum; a wrong-shaped array with a matching checksum fails the
+    shape check; either: one line, exit 2, the checkpoint kept for a look."""
+    (tmp_path / "td.yml").write_text(f"{Z32}: {{n_moves: 3000, n_envs: 64, batch_size: 256, "
+                                     "features: zudecken-afterstates}\n")  # fmt: skip
+    argv = ["--env", "Zudecken32", "--hyperparams", str(tmp_path / "td.yml"), "--eval-deals", "20",
+            "--no-progress", "--out", str(tmp_path)]  # fmt: skip
+    play = Learner.play_until_update
+
+    def stop_at_once(self):  # noqa: ANN001, ANN202
+        signal.raise_signal(signal.SIGTERM)
+        return play(self)
+
+    monkeypatch.setattr(Learner, "play_until_update", stop_at_once)
+    assert td.main(argv) == 128 + signal.SIGTERM
+    monkeypatch.setattr(Learner, "play_until_update", play)
+    path = tmp_path / "td" / "Zudecken32-seed0" / "checkpoint.npz"
+    meta, arrays = checkpoint.load(path)
+    whole = path.read_bytes()
+    at = len(whole) // 2
+    path.write_bytes(whole[:at] + bytes([whole[at] ^ 0x10]) + whole[at + 1 :])  # the zip's CRC finds it
+    weights = next(k for k in arrays if k.startswith("policy/"))
+    changed = {**arrays, weights: arrays[weights] + 1e-3}  # a well-formed file, the old checksum
+    said = hashlib.sha256(b"x").hexdigest()
+    cases = [(None, "checkpoint.npz is not a readable checkpoint"),
+             (changed, "checkpoint.npz does not match its checksum"),
+             ("reshaped", "not a checkpoint of these settings")]  # fmt: skip
+    for change, expected in cases:
+        if isinstance(change, dict):
+            with open(path, "wb") as f:
+                np.savez(f, __meta__=np.array(json.dumps(meta)), __sha256__=np.array(said), **change)
+        elif change == "reshaped":  # one column short, saved with a matching checksum
+            env_key = next(k for k in arrays if k.startswith("env/") and arrays[k].ndim == 2)
+            arrays[env_key] = arrays[env_key][:, :-1]
+            checkpoint.save(path, {k: v for k, v in meta.items() if k != "version"}, arrays)
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as stop:
+            td.main([*argv, "--resume"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert stop.value.code == 2 and expected in err[-1] and "Traceback" not in "\n".join(err), err
+    assert path.is_file()

@@ -80,11 +80,25 @@ def test_a_checkpoint_of_another_solve_is_not_used_and_a_damaged_one_is_an_error
     assert exact_checkpoint.restore(ExactSolver(5, "dealt", lean=True), tmp_path) is None  # other rules
     whole = (tmp_path / "keys-0.npy").read_bytes()
     (tmp_path / "keys-0.npy").write_bytes(whole[: len(whole) - 8])  # the last entry's key cut off
-    with pytest.raises(ValueError, match=r"keys-0.npy is cut short"):
+    with pytest.raises(ValueError, match=r"keys-0.npy does not match its checksum in meta.json \(damaged\)"):
         exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
     (tmp_path / "keys-0.npy").write_bytes(whole)
-    np.save(tmp_path / "vals-0.npy", np.zeros(3))
+    values = bytearray((tmp_path / "vals-0.npy").read_bytes())
+    values[-3] ^= 1  # one flipped bit in a value: it would resume to another "exact" value
+    (tmp_path / "vals-0.npy").write_bytes(bytes(values))
+    with pytest.raises(ValueError, match=r"vals-0.npy does not match its checksum"):
+        exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    np.save(tmp_path / "vals-0.npy", np.zeros(3))  # checksums that match, of a wrong-shaped array
+    meta["sha256"]["vals"] = exact_checkpoint._sha256(tmp_path / "vals-0.npy")
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match=r"vals-0.npy holds float64 \(3,\)"):
+        exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
+    del meta["sha256"]  # a checkpoint that carries no checksum is not resumed
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        ValueError, match=r"gives no checksum of keys-0.npy: delete .* to start this pack over"
+    ):
         exact_checkpoint.restore(ExactSolver(5, lean=True), tmp_path)
     (tmp_path / "meta.json").write_text("{")
     with pytest.raises(ValueError, match="meta.json is not a readable checkpoint"):
@@ -140,3 +154,30 @@ def test_the_52_card_record_names_its_log_from_the_working_folder(tmp_path, tmp_
     assert json.loads((out / "zudecken_optimum.json").read_text())["exact_solve"]["log"] == str(
         out / "zudecken_exact.log"
     )
+
+
+def test_a_damaged_checkpoint_a_busy_folder_or_too_little_memory_is_one_line(tmp_path, monkeypatch, capsys):
+    from quadrat_env.files import exclusive_folder
+
+    folder = tmp_path / "cache" / "exact" / f"{RANKS}-cleared-groups"
+    solver = ExactSolver(RANKS, lean=True, threads=1)
+    solver.value(0, solver.all_cards, 1, pause_every=0.05, on_pause=lambda: None)
+    exact_checkpoint.save(solver, folder, {"seconds": 1.0})
+    (folder / "vals-0.npy").write_bytes((folder / "vals-0.npy").read_bytes()[:-1] + b"\x01")
+    with pytest.raises(SystemExit) as stop:
+        exact_values.main(args(tmp_path / "results", tmp_path / "cache"))
+    assert stop.value.code == 2 and "vals-0.npy does not match its checksum" in capsys.readouterr().err
+    with (
+        exclusive_folder(tmp_path / "results"),
+        pytest.raises(SystemExit) as stop,
+    ):  # another run writes there
+        exact_values.main(args(tmp_path / "results", tmp_path / "cache"))
+    assert stop.value.code == 2 and "another run is writing to" in capsys.readouterr().err
+    from quadrat_env.experiments import runs
+
+    monkeypatch.setattr(runs, "available_memory", lambda: 2**30)  # 1 GiB: 13 ranks need about 11
+    with pytest.raises(SystemExit) as stop:
+        exact_values.main(["--ranks", "13", "13", "--threads", "2", "--out", str(tmp_path / "r2")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "13 ranks on 2 threads needs about 11.0 GiB" in err and "--ranks" in err
+    assert not (tmp_path / "r2").exists()
