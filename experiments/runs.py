@@ -49,7 +49,7 @@ def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
 
 def open_run_dir(
     run_dir: Path, config: dict[str, Any], checkpoint: str, resume: bool, overwrite: bool,
-    held: contextlib.ExitStack | None = None,
+    held: contextlib.ExitStack | None = None, finished: str = "summary.json",
 ) -> None:  # fmt: skip
     """A run's folder before any work: ``--resume`` checks it holds an unfinished run of exactly
     ``config`` (``check_resumable``); otherwise it is claimed for a new run (``claim_run_dir``).
@@ -60,7 +60,7 @@ def open_run_dir(
 
         held.enter_context(exclusive_run(run_dir))
     if resume:
-        check_resumable(run_dir, config, checkpoint)
+        check_resumable(run_dir, config, checkpoint, finished)
     else:
         claim_run_dir(run_dir, overwrite)
 

@@ -36,6 +36,7 @@ Ctrl-C or SIGTERM stops it (exit 130 / 143) and ``--resume`` goes on to the unin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -66,12 +67,7 @@ from quadrat_env.registry import short_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.agents.zudecken.features import SCORES
-    from quadrat_env.experiments.runs import (
-        RunInterrupted,
-        check_resumable,
-        claim_run_dir,
-        signals_as_exceptions,
-    )
+    from quadrat_env.experiments.runs import RunInterrupted, open_run_dir, signals_as_exceptions
     from quadrat_env.experiments.zudecken.imitate_settings import Settings
 
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)
@@ -310,14 +306,18 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     check_ray_argument(p, args)
     run_dir = args.out / f"{short_name(args.env_id)}-seed{args.seed}"
-    try:
-        settings = settings_from(args)
-        if args.resume:
-            check_resumable(run_dir, settings.config(), CHECKPOINT, finished="rounds.json")
-        else:
-            claim_run_dir(run_dir, args.overwrite)
-    except ValueError as err:
-        p.error(str(err))
+    with contextlib.ExitStack() as held:  # the run folder, held by this run until it ends
+        try:
+            settings = settings_from(args)
+            open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite, held,
+                         finished="rounds.json")  # fmt: skip
+        except ValueError as err:
+            p.error(str(err))
+        return _run(settings, run_dir, args)
+
+
+def _run(settings: Settings, run_dir: Path, args: argparse.Namespace) -> int:
+    """The run, and how it ended: its exit status."""
     try:
         with signals_as_exceptions():
             result = run(settings, run_dir, jobs=args.jobs, ray=args.ray, resume=args.resume)

@@ -319,3 +319,26 @@ def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, 
         row.pop("seconds")
     assert rounds_a == rounds_b and len(rounds_a) == 4
     assert not (run_b / "checkpoint.npz").exists()
+
+
+def test_a_second_imitation_into_a_held_run_folder_is_one_line(tmp_path, capsys):
+    from quadrat_env.experiments.zudecken import imitate
+
+    from quadrat_env.files import exclusive_run
+
+    argv = [
+        "--seed",
+        "0",
+        "--rounds",
+        "1",
+        "--deals-per-round",
+        "30",
+        "--epochs",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
+    with exclusive_run(tmp_path / "Zudecken-seed0"), pytest.raises(SystemExit) as stop:  # another run in it
+        imitate.main(argv)
+    assert stop.value.code == 2 and "another run is writing to" in capsys.readouterr().err
+    assert not (tmp_path / "Zudecken-seed0").exists()
