@@ -41,7 +41,7 @@ from typing import Any
 from quadrat_env import seeds
 from quadrat_env.core.checks import env_arg
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write, save_model
+from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -141,7 +141,7 @@ def run(settings: Settings, run_dir: Path, resume: bool = False, progress: bool 
     save_model(learner.model, run_dir / "model.zip")
     summary = learner.summary()
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
-    (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: model.zip and summary.json
+    finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): model.zip and summary.json
     return summary
 
 
@@ -179,6 +179,7 @@ def _checked(
                                  eval_deals=args.eval_deals)  # fmt: skip
         settings.env_seeds()  # refuses seeds that reach other deals
         Learner.check_network(settings)
+        Learner.check_buildable(settings)
         Learner.check_memory(settings)
         run_dir = args.out / "td" / f"{env_name(args.env)}-seed{args.seed}"
         open_run_dir(run_dir, settings.config(), CHECKPOINT, args.resume, args.overwrite, held)

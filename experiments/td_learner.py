@@ -67,6 +67,23 @@ class Learner:
                              f"{afterstate_names()}")  # fmt: skip
 
     @staticmethod
+    def check_buildable(settings: Any) -> None:
+        """The env, the network and the validation deals the settings name can be made: else one
+        ``ValueError`` naming the setting, before any work."""
+        try:
+            env = gym.make(settings.env_id, **settings.env_kwargs)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"env_kwargs {settings.env_kwargs!r}: {err}") from None
+        try:
+            extractor(settings.features)(env.observation_space, **settings.features_kwargs)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"features_kwargs {settings.features_kwargs!r}: {err}") from None
+        try:
+            seeds.VALIDATION.take(settings.eval_deals)
+        except ValueError as err:
+            raise ValueError(f"eval_deals {settings.eval_deals:,}: {err}") from None
+
+    @staticmethod
     def check_memory(settings: Any) -> None:
         """Refuse settings whose envs and buffers would not fit in the memory available now, before
         any work. An estimate per env: the batched env's rows, deck queue and observation copies,

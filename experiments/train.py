@@ -40,7 +40,7 @@ from quadrat_env.experiments.starting import load_start, start_kwargs
 from quadrat_env import seeds
 from quadrat_env.core.checks import env_arg
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write, save_model
+from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -173,7 +173,7 @@ def train(settings: Settings, run_dir: Path, progress: bool = True, threads: int
     steps = settings.n_timesteps
     summary = {"seconds": round(seconds, 1), "steps": steps, "steps_per_second": round(steps / seconds)}
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
-    (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: model.zip and summary.json
+    finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): model.zip and summary.json
     return summary
 
 

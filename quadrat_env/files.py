@@ -85,6 +85,26 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> None:
         model.save(tmp)
 
 
+def remove_partials(folder: str | os.PathLike[str], name: str = "*") -> None:
+    """Remove the half-written copies ``atomic_path`` leaves in ``folder`` when a writer is killed
+    mid-write (``.<stem>.tmp*<suffix>``; of ``name`` only, if given). Call it only where no other
+    writer works (a held folder, or a finished run's)."""
+    import glob
+
+    stem, suffix = (
+        (glob.escape(Path(name).stem), glob.escape(Path(name).suffix)) if name != "*" else ("*", "")
+    )
+    for partial in Path(folder).glob(f".{stem}.tmp*{suffix}"):
+        if partial.is_file():
+            partial.unlink(missing_ok=True)
+
+
+def finish_run(run_dir: str | os.PathLike[str], checkpoint: str) -> None:
+    """A finished run's folder: its checkpoint and any half-written copy of a file removed."""
+    (Path(run_dir) / checkpoint).unlink(missing_ok=True)
+    remove_partials(run_dir)
+
+
 def data_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
     """The files in ``folder`` matching ``pattern``, sorted, without hidden ones: a writer's
     temporary files (``.name.tmpXXXX``, ``atomic_path``) are not data, whole or half-written."""

@@ -136,10 +136,9 @@ def finish(journal: str | os.PathLike[str]) -> None:
 
 def _unlink_partial(path: Path) -> None:
     """Remove what ``atomic_write(path)`` leaves when killed mid-write (``.<stem>.tmp*<suffix>``)."""
-    import glob
+    from quadrat_env.files import remove_partials
 
-    for partial in path.parent.glob(f".{glob.escape(path.stem)}.tmp*{glob.escape(path.suffix)}"):
-        partial.unlink(missing_ok=True)
+    remove_partials(path.parent, path.name)
 
 
 def _complete(folder: Path, plan: list[tuple[str, str | None]]) -> None:

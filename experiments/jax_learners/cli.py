@@ -16,6 +16,7 @@ from quadrat_env.experiments.checkpoint import CheckpointError
 from quadrat_env.experiments.jax_learners import run as jax_run
 from quadrat_env.experiments.runs import open_run_dir
 
+from quadrat_env import seeds
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import resolve_id
 from quadrat_env.registry import short_name as env_name
@@ -76,7 +77,12 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         settings = learner.settings.load(
             env_id, args.seed, args.hyperparams or learner.hyperparams, **overrides
         )
-        learner.core(settings)  # the game, the network and its sizes
+        try:
+            learner.core(settings)  # the game, the network and its sizes
+        except TypeError as err:  # a keyword the env or the network does not take
+            raise ValueError(f"{learner.hyperparams.name} settings of {env_id}: {err}") from None
+        seeds.VALIDATION.take(settings.eval_deals)  # deals that exist: else one line naming the range
+        seeds.BENCHMARK.take(settings.test_deals)
         run_dir = args.out / learner.name / f"{env_name(env_id)}-seed{args.seed}"
         open_run_dir(run_dir, settings.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
     except ValueError as err:

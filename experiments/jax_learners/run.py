@@ -27,7 +27,7 @@ from quadrat_env.experiments.runs import on_stop_signals
 
 from quadrat_env import seeds
 from quadrat_env.core.jax_core import pack_indices
-from quadrat_env.files import atomic_write
+from quadrat_env.files import atomic_write, finish_run
 from quadrat_env.registry import rules_for
 
 CHECKPOINT = "checkpoint.npz"
@@ -191,7 +191,7 @@ def _finish(state: Run, carry: Any, run_dir: Path, export: Callable[[Path], Path
     if export is not None and sb3_installed():
         export(run_dir)
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
-    (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: weights, summary (and model)
+    finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): weights, summary (and model)
     return summary
 
 

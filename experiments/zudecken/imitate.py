@@ -61,7 +61,7 @@ from quadrat_env.experiments.zudecken.imitate_labels import (
 
 from quadrat_env import seeds
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write, save_model
+from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -227,7 +227,7 @@ def run(settings: Settings, run_dir: Path, jobs: int = 1, ray: str | None = None
         run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False)
     )  # with labels_made
     atomic_write(run_dir / "rounds.json", json.dumps(rounds, indent=2))
-    (run_dir / CHECKPOINT).unlink(missing_ok=True)  # the run is whole: model.zip and rounds.json
+    finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): model.zip and rounds.json
     return {"best_val_win_rate": best, "seconds": round(time.perf_counter() - start, 1), "rounds": rounds}
 
 

@@ -90,8 +90,10 @@ def test_the_command_stops_on_ctrl_c_resumes_and_writes_a_loadable_model(tmp_pat
     assert td.main(argv) == 128 + signal.SIGINT
     assert "--resume" in capsys.readouterr().err
     monkeypatch.setattr(Learner, "play_until_update", play)
-    assert td.main([*argv, "--resume"]) == 0
     run = tmp_path / "td" / "Zudecken32-seed2"
+    (run / ".checkpoint.tmpk9x2_a1.npz").write_bytes(b"half")  # a checkpoint write killed part-way
+    assert td.main([*argv, "--resume"]) == 0
+    assert not list(run.glob(".*.tmp*"))  # the finished run keeps no half-written copy
     assert yaml.safe_load((run / "config.yml").read_text())["batch_size"] == 256
     summary = json.loads((run / "summary.json").read_text())
     assert summary["moves"] >= 3000 and summary["method"] == td.METHOD
@@ -194,3 +196,23 @@ def test_resume_from_a_damaged_or_reshaped_checkpoint_is_one_line(tmp_path, monk
         err = capsys.readouterr().err.strip().splitlines()
         assert stop.value.code == 2 and expected in err[-1] and "Traceback" not in "\n".join(err), err
     assert path.is_file()
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("features_kwargs: {channels: 100000}", "features_kwargs {'channels': 100000}: ZudeckenAfterstates"),
+    ("features_kwargs: {width: 3}", "features_kwargs {'width': 3}: "),
+    ("env_kwargs: {bogus: 1}", "env_kwargs {'bogus': 1}: "),
+    ("eval_deals: 1000000000000", "eval_deals 1,000,000,000,000: validation: seeds"),
+    ("env_kwargs: {x: *loop}", "env_kwargs {'x': [[...]]}"),  # a YAML alias that contains itself
+])  # fmt: skip
+def test_settings_the_env_or_network_cannot_take_are_one_line_before_any_work(
+    tmp_path, capsys, extra, message
+):
+    yml = tmp_path / "td.yml"
+    yml.write_text(f"loop: &loop [*loop]\n{Z32}: {{n_moves: 3000, n_envs: 64, batch_size: 256, "
+                   f"features: zudecken-afterstates, {extra}}}\n")  # fmt: skip
+    with pytest.raises(SystemExit) as stop:
+        td.main(["--env", "Zudecken32", "--hyperparams", str(yml), "--out", str(tmp_path / "runs")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and message in err[-1] and "Traceback" not in "\n".join(err)
+    assert not (tmp_path / "runs").exists()
