@@ -47,6 +47,70 @@ class Summary:
         return asdict(self)
 
 
+class Episodes(Sequence[Episode]):
+    """Per-deal outcomes in columns, in the order of the seeds: 38 bytes a deal where a list of
+    ``Episode`` objects takes about 1.3 KB, so 10^8 deals fit in memory. Indexing gives ``Episode``."""
+
+    def __init__(self, seeds: Sequence[int]) -> None:
+        n = len(seeds)
+        if isinstance(seeds, range):
+            self.seed = np.arange(seeds.start, seeds.stop, seeds.step, dtype=np.int64)
+        else:
+            self.seed = np.asarray(seeds, dtype=np.int64).reshape(n)
+        self.won, self.stuck = np.zeros(n, bool), np.zeros(n, bool)
+        self.cards_left = np.zeros(n, np.int32)
+        self.steps, self.illegal, self.reward = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n)
+
+    def put(self, order: int, e: Episode) -> None:
+        self.won[order], self.cards_left[order], self.steps[order] = e.won, e.cards_left, e.steps
+        self.illegal[order], self.reward[order], self.stuck[order] = e.illegal, e.reward, e.stuck
+
+    def __len__(self) -> int:
+        return len(self.seed)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return Episode(int(self.seed[i]), bool(self.won[i]), int(self.cards_left[i]), int(self.steps[i]),
+                       int(self.illegal[i]), float(self.reward[i]), bool(self.stuck[i]))  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Sequence)
+            and len(self) == len(other)
+            and all(a == b for a, b in zip(self, other, strict=True))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def as_episodes(episodes: Sequence[Episode]) -> Episodes:
+    """``episodes`` in columns (a list of ``Episode`` from elsewhere, or ``Episodes`` as it is)."""
+    if isinstance(episodes, Episodes):
+        return episodes
+    out = Episodes([e.seed for e in episodes])
+    for k, e in enumerate(episodes):
+        out.put(k, e)
+    return out
+
+
+class _Deals:
+    """The deals still to deal, in order, with their places (no list of them: 10^8 may be asked)."""
+
+    def __init__(self, seeds: Sequence[int]) -> None:
+        self.seeds, self.next = seeds, 0
+
+    def __bool__(self) -> bool:
+        return self.next < len(self.seeds)
+
+    def __len__(self) -> int:
+        return len(self.seeds) - self.next
+
+    def pop(self) -> tuple[int, int]:
+        order, self.next = self.next, self.next + 1
+        return order, int(self.seeds[order])
+
+
 #: The normal quantile of a two-sided 95% interval.
 Z95 = 1.959964
 
@@ -75,7 +139,7 @@ def evaluate(
     progress: bool = True,
     n_envs: int = 16,
     batched: bool = True,
-) -> tuple[Summary, list[Episode]]:
+) -> tuple[Summary, Episodes]:
     """Play every seeded deal once; ``seeds`` fixes the deals, so agents are compared paired.
 
     ``n_envs`` deals run side by side so that neural agents predict on a batch; each deal is
@@ -90,7 +154,7 @@ def evaluate(
     unchanged, so a deterministic agent would repeat it until the time limit: the episode is
     ended at once and counted as lost (``Episode.stuck``).
     """
-    seeds = list(seeds)
+    seeds = seeds if isinstance(seeds, range) else list(seeds)
     n = max(1, min(n_envs, len(seeds)))
     start = time.perf_counter()
     bar = _bar(len(seeds), f"{agent.name:>12} {env_id}", progress)
@@ -126,10 +190,9 @@ class _Running:
         return Episode(self.seed, won, cards_left, self.steps, self.illegal, self.reward, stuck)
 
 
-def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
+def _play(envs: list[gym.Env], agent: Agent, seeds: Sequence[int], progress: Any) -> Episodes:
     """Play ``seeds`` on ``envs`` side by side; results come back in the order of ``seeds``."""
-    results: dict[int, Episode] = {}
-    queue = list(enumerate(seeds))[::-1]
+    results, queue = Episodes(seeds), _Deals(seeds)
     live: dict[int, _Running] = {}  # env index -> its deal
 
     def deal(i: int) -> None:
@@ -150,7 +213,7 @@ def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) ->
             run.took(reward, stuck)
             if terminated or truncated or stuck:
                 won = bool(run.info.get("won", False))
-                results[run.order] = run.episode(won, int(run.info["cards_left"]), stuck)
+                results.put(run.order, run.episode(won, int(run.info["cards_left"]), stuck))
                 del live[i]
                 if progress is not None:
                     progress.update(1)
@@ -158,16 +221,15 @@ def _play(envs: list[gym.Env], agent: Agent, seeds: list[int], progress: Any) ->
                     deal(i)
     if progress is not None:
         progress.close()
-    return [results[k] for k in range(len(seeds))]
+    return results
 
 
-def _play_batched(venv: Any, agent: Agent, seeds: list[int], progress: Any) -> list[Episode]:
+def _play_batched(venv: Any, agent: Agent, seeds: Sequence[int], progress: Any) -> Episodes:
     """``_play`` on the rows of a batched env (NEXT_STEP autoreset): row ``i`` plays what env
     ``i`` would, a finished row is dealt its next seed by ``reset(seed=..., reset_mask)``, and
     ``agent.predict`` sees the live rows in the order ``_play`` shows them."""
     n = venv.num_envs
-    results: dict[int, Episode] = {}
-    queue = list(enumerate(seeds))[::-1]
+    results, queue = Episodes(seeds), _Deals(seeds)
     live: dict[int, _Running] = {}
     first = [queue.pop() for _ in range(min(n, len(queue)))]
     row_seeds = [seed for _, seed in first] + [0] * (n - len(first))  # idle rows: never counted
@@ -186,7 +248,7 @@ def _play_batched(venv: Any, agent: Agent, seeds: list[int], progress: Any) -> l
             stuck = bool(info["illegal_action"][i])
             run.took(rewards[i], stuck)
             if terminated[i] or truncated[i] or stuck:
-                results[run.order] = run.episode(bool(info["won"][i]), int(info["cards_left"][i]), stuck)
+                results.put(run.order, run.episode(bool(info["won"][i]), int(info["cards_left"][i]), stuck))
                 del live[i]
                 if progress is not None:
                     progress.update(1)
@@ -200,7 +262,7 @@ def _play_batched(venv: Any, agent: Agent, seeds: list[int], progress: Any) -> l
             obs, _ = venv.reset(seed=[redeal.get(i) for i in range(n)], options={"reset_mask": mask})
     if progress is not None:
         progress.close()
-    return [results[k] for k in range(len(seeds))]
+    return results
 
 
 def write_deals(path: Path, episodes: Sequence[Episode]) -> None:
@@ -210,14 +272,20 @@ def write_deals(path: Path, episodes: Sequence[Episode]) -> None:
     with atomic_open(path, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["seed", "won", "cards_left", "steps", "illegal_actions"])
-        out.writerows([e.seed, int(e.won), e.cards_left, e.steps, e.illegal] for e in episodes)
+        cols = as_episodes(episodes)
+        for at in range(0, len(cols), 1 << 16):  # a block of rows at a time: 10^8 rows stream
+            part = slice(at, at + (1 << 16))
+            out.writerows(zip(cols.seed[part].tolist(), cols.won[part].astype(int).tolist(),
+                              cols.cards_left[part].tolist(), cols.steps[part].tolist(),
+                              cols.illegal[part].tolist(), strict=True))  # fmt: skip
 
 
 def summarize(env_id: str, agent: str, episodes: Sequence[Episode], seconds: float) -> Summary:
-    n = len(episodes)
-    wins = sum(e.won for e in episodes)
+    cols = as_episodes(episodes)
+    n = len(cols)
+    wins = int(cols.won.sum())
     low, high = wilson(wins, n)
-    steps = sum(e.steps for e in episodes)
+    steps = int(cols.steps.sum())
     return Summary(
         env_id=env_id,
         agent=agent,
@@ -226,8 +294,8 @@ def summarize(env_id: str, agent: str, episodes: Sequence[Episode], seconds: flo
         win_rate=wins / n,
         ci_low=low,
         ci_high=high,
-        mean_cards_left=float(np.mean([e.cards_left for e in episodes])),
-        illegal_rate=sum(e.illegal for e in episodes) / max(steps, 1),
+        mean_cards_left=float(cols.cards_left.mean()),
+        illegal_rate=int(cols.illegal.sum()) / max(steps, 1),
         seconds=seconds,
     )
 

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,13 @@ from quadrat_env.agents import Episode, Summary, evaluate
 from quadrat_env.agents import available as agent_available
 from quadrat_env.agents import make as make_builtin
 from quadrat_env.agents import names as agent_names
-from quadrat_env.agents.evaluate import write_deals
+from quadrat_env.agents.evaluate import as_episodes, write_deals
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.experiments.benchmark import MODELS
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least
+from quadrat_env.core.checks import at_least, check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder
 from quadrat_env.registry import env_ids, short_names
@@ -67,6 +68,13 @@ def mcnemar(only_a: int, only_b: int) -> float:
     n = only_a + only_b
     if n == 0:
         return 1.0
+    if n > 10_000:  # the integer sum grows with n squared; scipy's binomial test is as exact
+        try:
+            from scipy.stats import binomtest
+        except ImportError:  # without scipy: the normal approximation, continuity corrected
+            z = (abs(only_a - only_b) - 1) / math.sqrt(n)
+            return min(1.0, math.erfc(max(z, 0.0) / math.sqrt(2)))
+        return float(binomtest(min(only_a, only_b), n, 0.5).pvalue)
     tail = sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
@@ -76,9 +84,11 @@ def file_name(agent: str) -> str:
     return "".join(c if c.isalnum() or c in "._" else "-" for c in agent).strip("-") or "agent"
 
 
-def compare(name: str, mine: list[Episode], theirs: list[Episode], other: str) -> dict[str, Any]:
-    only_mine = sum(a.won and not b.won for a, b in zip(mine, theirs, strict=True))
-    only_theirs = sum(b.won and not a.won for a, b in zip(mine, theirs, strict=True))
+def compare(name: str, mine: Sequence[Episode], theirs: Sequence[Episode], other: str) -> dict[str, Any]:
+    a, b = as_episodes(mine).won, as_episodes(theirs).won
+    if len(a) != len(b):
+        raise ValueError(f"{name} and {other} played {len(a)} and {len(b)} deals: not paired")
+    only_mine, only_theirs = int((a & ~b).sum()), int((b & ~a).sum())
     return {"agent": name, "against": other, "only_agent_won": only_mine, "only_baseline_won": only_theirs,
             "mcnemar_p": mcnemar(only_mine, only_theirs)}  # fmt: skip
 
@@ -175,6 +185,11 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
     if args.out.exists() and not args.out.is_dir():  # found now, not after every deal is played
         p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
+    try:  # each agent's per-deal outcomes (38 bytes a deal), and a copy as a worker hands them back
+        check_memory(args.deals * 40 * (len(args.baselines) + 2), f"--deals {args.deals:,}",
+                     "lower --deals (or play them in parts with --seed-start)")  # fmt: skip
+    except ValueError as err:
+        p.error(str(err))
     if "optimal" in args.baselines and not agent_available("optimal", env_id):
         p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
     try:  # build it here first, so that a bad agent or model is one clear line before any play

@@ -20,9 +20,9 @@ from quadrat_env.agents.evaluate import evaluate
 from quadrat_env.agents.networks import afterstate_model, afterstate_names, extractor, scores_afterstates
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.runs import check_memory
 
 from quadrat_env import seeds
+from quadrat_env.core.checks import check_memory
 
 #: The learning curve's columns (``curve.csv``).
 FIELDS = ("moves", "seconds", "deals", "win_rate", "ci_low", "ci_high")

@@ -28,9 +28,8 @@ from quadrat_env.agents.zudecken import exact_checkpoint
 from quadrat_env.agents.zudecken.exact import MAX_RANKS, MIN_RANKS, ExactSolver, code_fingerprint
 from quadrat_env.agents.zudecken.exact_parts import usable_cores
 from quadrat_env.agents.zudecken.optimal import cache_dir
-from quadrat_env.experiments.runs import check_memory
 
-from quadrat_env.core.checks import at_least
+from quadrat_env.core.checks import at_least, check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write, exclusive_folder
 

@@ -86,3 +86,36 @@ def env_arg(text: str) -> str:
         return resolve_id(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def available_memory() -> int | None:
+    """Bytes this process may still allocate, about: the least of Linux's MemAvailable, the cgroup's
+    memory.max less its use, and the address-space limit (``ulimit -v``) less the process's size;
+    None where none can be read."""
+    import resource
+    from pathlib import Path
+
+    found = []
+    try:
+        with open("/proc/meminfo") as f:
+            found += [int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:")]
+        limit, used = (Path("/sys/fs/cgroup") / n for n in ("memory.max", "memory.current"))
+        if limit.is_file() and used.is_file() and limit.read_text().strip() != "max":
+            found.append(int(limit.read_text()) - int(used.read_text()))
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/status") as f:
+                size = [int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:")]
+            found.append(soft - (size[0] if size else 0))
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0, min(found)) if found else None
+
+
+def check_memory(need: int, what: str, lower: str) -> None:
+    """Refuse, before any work, what needs more than 80% of the memory available now: one line with
+    the figure and what lowers it."""
+    free = available_memory()
+    if free is not None and need > 0.8 * free:
+        raise ValueError(f"{what} needs about {need / 2**30:,.1f} GiB, more than 80% of the "
+                         f"{free / 2**30:.1f} GiB available: {lower}")  # fmt: skip

@@ -53,3 +53,36 @@ def test_deterministic_results_do_not_depend_on_the_batch():
     for batched in (False, True):  # a repeated illegal action is counted and ends the deal as lost
         stuck = evaluate(zu, Stubborn(), DEALS[:50], progress=False, batched=batched)[1]
         assert all(e.stuck and not e.won and e.illegal == 1 for e in stuck)
+
+
+def test_outcomes_are_held_in_columns_so_many_deals_fit_in_memory():
+    """About 38 bytes a deal (a list of Episode objects took about 1,300): 10^8 deals fit in 4 GB."""
+    import tracemalloc
+
+    from quadrat_env.agents.evaluate import Episodes
+    from quadrat_env.agents.random_agent import RandomAgent
+
+    def held_after(deals: int) -> tuple[int, object, object]:  # what stays allocated with the results
+        tracemalloc.start()
+        summary, episodes = evaluate("quadrat_env/Quadrat-v0", RandomAgent(seed=0), range(deals),
+                                     progress=False, n_envs=256)  # fmt: skip
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        return held, summary, episodes
+
+    small, _, _ = held_after(10_000)
+    held, summary, episodes = held_after(30_000)
+    assert isinstance(episodes, Episodes) and (held - small) / 20_000 < 100
+    assert summary.wins == sum(e.won for e in episodes) and episodes[5].seed == 5
+    assert episodes[:3] == [episodes[0], episodes[1], episodes[2]] and list(episodes[:2]) == episodes[:2]
+
+
+def test_quadrat_bench_refuses_more_deals_than_memory_holds_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "quadrat_env.experiments.compare", "--env", "Quadrat", "--agent",
+               "random", "--deals", str(10**12), "--out", str(tmp_path / "b")]  # fmt: skip
+    out = subprocess.run(command, capture_output=True, text=True)
+    assert out.returncode == 2 and "GiB" in out.stderr and "lower --deals" in out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "b").exists()

@@ -173,9 +173,9 @@ def test_a_damaged_checkpoint_a_busy_folder_or_too_little_memory_is_one_line(tmp
     ):  # another run writes there
         exact_values.main(args(tmp_path / "results", tmp_path / "cache"))
     assert stop.value.code == 2 and "another run is writing to" in capsys.readouterr().err
-    from quadrat_env.experiments import runs
+    from quadrat_env.core import checks
 
-    monkeypatch.setattr(runs, "available_memory", lambda: 2**30)  # 1 GiB: 13 ranks need about 11
+    monkeypatch.setattr(checks, "available_memory", lambda: 2**30)  # 1 GiB: 13 ranks need about 11
     with pytest.raises(SystemExit) as stop:
         exact_values.main(["--ranks", "13", "13", "--threads", "2", "--out", str(tmp_path / "r2")])
     err = capsys.readouterr().err
