@@ -77,19 +77,38 @@ def _stop(prog: str, err: MissingExtra) -> int:
     return 1
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where a command is as Ctrl-C is, so that its ``finally`` blocks run."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def command(main: Callable[..., int]) -> Callable[..., int]:
     """A command's ``main`` that answers a missing extra with one line on stderr and exit status 1,
-    stops quietly when its reader goes away (``| head``), as Unix tools do, and answers Ctrl-C where
-    the command has no checkpoint to make with one line and exit status 130, not a traceback
-    (commands that checkpoint catch the signal themselves and say where the checkpoint is)."""
+    stops quietly when its reader goes away (``| head``), as Unix tools do, and answers Ctrl-C and
+    SIGTERM where the command has no checkpoint to make with one line and exit status 130 / 143,
+    not a traceback, after its ``finally`` blocks ran (worker processes stopped; commands that
+    checkpoint catch the signals themselves and say where the checkpoint is)."""
 
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
+        import signal
+        import threading
+
+        own = threading.current_thread() is threading.main_thread()  # only there can it set handlers
+        before = signal.getsignal(signal.SIGTERM) if own else None
+        if own and before == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _raise_terminated)
         try:
             return main(*args, **kwargs)
         except BrokenPipeError:
             _silence_stdout()
             return 1
+        except Terminated:
+            print(f"{_prog(main)}: stopped by SIGTERM", file=sys.stderr)
+            return 143
         except KeyboardInterrupt:
             print(f"{_prog(main)}: stopped by Ctrl-C", file=sys.stderr)
             return 130
@@ -98,6 +117,9 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
             if missing is None:
                 raise
             return _stop(_prog(main), missing)
+        finally:
+            if own and before == signal.SIG_DFL:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     return run
 

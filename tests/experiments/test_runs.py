@@ -68,24 +68,28 @@ def test_a_one_game_benchmark_may_not_rewrite_the_docs_tables(capsys):
     assert exc.value.code == 2 and "without --env" in capsys.readouterr().err
 
 
-def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
-    """A command stopped by Ctrl-C where it has no checkpoint to make: one line, exit 130, no traceback."""
+@pytest.mark.parametrize(("how", "jobs"), [("SIGINT", "1"), ("SIGTERM", "2")])
+def test_ctrl_c_or_sigterm_is_one_line_and_exit_130_or_143(tmp_path, how, jobs):
+    """A command stopped by Ctrl-C or SIGTERM where it has no checkpoint to make: one line, exit 130 /
+    143, no traceback; its worker processes stopped (no "leaked semaphore" warning)."""
     import signal
     import subprocess
     import sys
     import time
 
     cmd = [sys.executable, "-m", "quadrat_env.experiments.compare", "--env", "Zudecken", "--agent", "planner",
-           "--deals", "1000", "--baselines", "--no-progress", "--out", str(tmp_path / "out")]  # fmt: skip
+           "--deals", "1000", "--baselines", "greedy", "--jobs", jobs, "--no-progress", "--out",
+           str(tmp_path / "out")]  # fmt: skip
     # Ctrl-C as at a terminal, even where this suite runs with SIGINT ignored (a shell's background
     # job ignores it, and a child inherits that)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
     time.sleep(8)  # past the imports, into the play
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, how))
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert err.strip().splitlines() == ["compare: stopped by Ctrl-C"], err
+    assert proc.returncode == 128 + getattr(signal, how), err
+    name = "Ctrl-C" if how == "SIGINT" else how
+    assert err.strip().splitlines() == [f"compare: stopped by {name}"], err
 
 
 def test_each_run_publishes_as_the_kind_that_says_how_it_learned():
