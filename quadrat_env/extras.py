@@ -13,6 +13,7 @@ extra to install, never a traceback:
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import sys
@@ -77,6 +78,11 @@ def _stop(prog: str, err: MissingExtra) -> int:
     return 1
 
 
+#: What the disk or the machine refuses (full disk, quota, ``ulimit -f``, read-only or not permitted):
+#: one line and exit status 1.
+_MACHINE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where a command is as Ctrl-C is, so that its ``finally`` blocks run."""
 
@@ -109,6 +115,13 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
         except Terminated:
             print(f"{_prog(main)}: stopped by SIGTERM", file=sys.stderr)
             return 143
+        except OSError as err:
+            if err.errno not in _MACHINE_ERRORS:
+                raise
+            where = f"{err.strerror}" + (f": {err.filename}" if err.filename else " (writing a file)")
+            print(f"{_prog(main)}: {where} (the machine refused, not the input: every file written before "
+                  "is kept whole, as writes are atomic)", file=sys.stderr)  # fmt: skip
+            return 1
         except KeyboardInterrupt:
             print(f"{_prog(main)}: stopped by Ctrl-C", file=sys.stderr)
             return 130

@@ -148,3 +148,20 @@ def test_a_second_run_into_a_held_run_folder_is_refused_in_one_line(tmp_path, ca
             module.main(argv)
         assert stop.value.code == 2 and "another run is writing to" in capsys.readouterr().err
         assert not folder.exists()  # the second run claimed nothing
+
+
+def test_a_file_size_limit_is_one_line_and_exit_1(tmp_path):
+    """``ulimit -f`` (as a full disk): the write fails with an OSError the command answers in one line."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))  # 50 kB: a model is more
+
+    cmd = [sys.executable, "-m", "quadrat_env.experiments.train", "--env", "Quadrat", "--algo", "ppo",
+           "--timesteps", "2048", "--n-envs", "4", "--no-progress", "--out", "runs"]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, cwd=tmp_path)
+    assert out.returncode == 1, out.stderr[-2000:]
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("train: File too large") and "kept whole" in last and "Traceback" not in out.stderr
