@@ -212,6 +212,10 @@ def safe_custom_objects(path: str | Path, algo: str, env_id: str, raw: bytes | N
     data = _read_members(Path(path), raw)
     try:
         return _custom_objects(Path(path), cls, data, env_id)
+    except UnsafeModelFile as err:  # every refusal names the file
+        if str(path) in str(err):
+            raise
+        raise UnsafeModelFile(f"{path}: {err}") from None
     except (TypeError, AttributeError, IndexError, RecursionError) as err:
         raise ValueError(
             f"{path} is not a saved SB3 model quadrat_env can read: a field is malformed "

@@ -105,6 +105,7 @@ def test_a_crafted_file_is_refused_in_one_line_with_bounded_memory(tmp_path, cas
     assert out.returncode == 0, out.stderr[-2000:]
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
     assert "REFUSED" in lines and message in lines["REFUSED"], out.stdout
+    assert str(path) in lines["REFUSED"]  # every refusal names the file
     assert float(lines["MB"]) < 300, f"refusing it cost {lines['MB']} MB"
 
 

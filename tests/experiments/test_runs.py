@@ -165,3 +165,12 @@ def test_a_file_size_limit_is_one_line_and_exit_1(tmp_path):
     assert out.returncode == 1, out.stderr[-2000:]
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("train: File too large") and "kept whole" in last and "Traceback" not in out.stderr
+
+
+def test_resume_names_a_checkpoint_that_is_a_folder(tmp_path):
+    from quadrat_env.experiments.runs import check_resumable
+
+    (tmp_path / "config.yml").write_text("seed: 1\n")
+    (tmp_path / "checkpoint.npz").mkdir()
+    with pytest.raises(ValueError, match="checkpoint.npz is not a file"):
+        check_resumable(tmp_path, {"seed": 1}, "checkpoint.npz")
