@@ -21,6 +21,7 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -39,7 +40,7 @@ from quadrat_env import seeds
 from quadrat_env.core.checks import at_least, check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder
-from quadrat_env.registry import env_ids, short_names
+from quadrat_env.registry import env_ids, short_name, short_names
 
 
 def make_agent(spec: str, env_id: str) -> Any:
@@ -77,6 +78,16 @@ def mcnemar(only_a: int, only_b: int) -> float:
         return float(binomtest(min(only_a, only_b), n, 0.5).pvalue)
     tail = sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def new_folder(parent: Path, name: str) -> Path:
+    """``parent/<name>-<date-time>``, one that does not exist yet (``-2``, ``-3``, ... within a second)."""
+    stamp = f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    folder, k = parent / stamp, 1
+    while folder.exists():
+        k += 1
+        folder = parent / f"{stamp}-{k}"
+    return folder
 
 
 def file_name(agent: str) -> str:
@@ -165,7 +176,8 @@ def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
                    help="played on the same deals (optimal: the exact policy, Zudecken32 only)")  # fmt: skip
     p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
     add_ray_argument(p)
-    p.add_argument("--out", type=Path, default=Path("results/bench"))
+    p.add_argument("--out", type=Path, help="the folder for bench.json, bench.md and the per-deal CSVs "
+                   "(default: runs/bench/<Name>-<date-time>, a new one each run)")  # fmt: skip
     p.add_argument("--overwrite", action="store_true",
                    help="replace an earlier benchmark's files in --out (else it is refused)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
@@ -183,6 +195,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     env_id = names.get(args.env, args.env)
     if env_id not in env_ids():
         p.error(f"unknown env {args.env!r}; choose an ID or one of {sorted(names)}")
+    if args.out is None:  # a new folder each run, so that running the same command twice works
+        args.out = new_folder(Path("runs") / "bench", short_name(env_id))
     if args.out.exists() and not args.out.is_dir():  # found now, not after every deal is played
         p.error(f"--out {args.out} is a file; it must name a folder (made if missing)")
     try:  # each agent's per-deal outcomes (38 bytes a deal), and a copy as a worker hands them back

@@ -139,3 +139,11 @@ class RunSettings:
         for name in ("env_kwargs", "features_kwargs"):
             if not isinstance(getattr(self, name, {}), dict):
                 raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")
+
+
+def check_flags(p: Any, flags: dict[str, int | None]) -> None:
+    """Whole-number flags that override a YAML setting are at least 1, else one line naming the flag
+    the user typed (not the YAML key it overrides)."""
+    for flag, value in flags.items():
+        if value is not None and value < 1:
+            p.error(f"{flag} must be >= 1, got {value}")

@@ -47,7 +47,7 @@ from quadrat_env.registry import short_name as env_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.runs import RunSettings, on_stop_signals, open_run_dir
+    from quadrat_env.experiments.runs import RunSettings, check_flags, on_stop_signals, open_run_dir
     from quadrat_env.experiments.td_learner import FIELDS, Learner
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td.yml"
@@ -138,6 +138,9 @@ def run(settings: Settings, run_dir: Path, resume: bool = False, progress: bool 
             checkpoint.save(run_dir / CHECKPOINT, *learner.snapshot())
             return {"interrupted": stop.signal, "moves": learner.moves}
         _write_curve(run_dir, learner.evaluate())
+        bar.set_postfix_str(
+            f"validation {learner.curve[-1][3]:.2%}"
+        )  # the bar ends on the last line's figure
     save_model(learner.model, run_dir / "model.zip")
     summary = learner.summary()
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
@@ -173,6 +176,8 @@ def _checked(
     """The run's settings and folder (held by this run in ``held``), every check done before any work."""
     if not args.checkpoint_minutes >= 0:
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
+    check_flags(p, {"--moves": args.moves, "--n-envs": args.n_envs, "--eval-every": args.eval_every,
+                    "--eval-deals": args.eval_deals})  # fmt: skip
     try:
         settings = load_settings(args.env, args.seed, args.hyperparams, n_moves=args.moves,
                                  n_envs=args.n_envs, eval_every=args.eval_every,

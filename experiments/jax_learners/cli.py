@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from quadrat_env.experiments.checkpoint import CheckpointError
 from quadrat_env.experiments.jax_learners import run as jax_run
-from quadrat_env.experiments.runs import open_run_dir
+from quadrat_env.experiments.runs import check_flags, open_run_dir
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write
@@ -70,6 +70,8 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     if args.env is None:
         p.error("--env is required (or --export RUN_DIR)")
+    check_flags(p, {"--moves": args.moves, "--n-envs": args.n_envs, "--eval-every": args.eval_every,
+                    "--eval-deals": args.eval_deals})  # fmt: skip
     try:
         env_id = resolve_id(args.env)
         overrides = {"n_moves": args.moves, "n_envs": args.n_envs, "eval_every": args.eval_every,

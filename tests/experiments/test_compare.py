@@ -130,3 +130,23 @@ def test_rows_show_their_share_of_the_exact_optimum_where_it_is_known():
     # 52 cards: the exact search's committed value, once computed
     assert compare.exact_optimum("quadrat_env/Zudecken-v0") == exact_optima().get("quadrat_env/Zudecken-v0")
     assert compare.exact_optimum("quadrat_env/Quadrat-v0") is None
+
+
+def test_the_same_command_twice_writes_two_new_folders(tmp_path, monkeypatch, capsys):
+    """No --out: a new folder under runs/bench each run, so the docs' examples run one after another."""
+    monkeypatch.chdir(tmp_path)
+    argv = [
+        "--env",
+        "Quadrat",
+        "--agent",
+        "greedy",
+        "--baselines",
+        "--deals",
+        "3",
+        "--no-progress",
+        "--no-optimum",
+    ]
+    assert compare.main(argv) == 0 and compare.main(argv) == 0
+    runs = sorted((tmp_path / "runs" / "bench").iterdir())
+    assert len(runs) == 2 and all((run / "bench.json").is_file() for run in runs)
+    assert all(run.name.startswith("Quadrat-") for run in runs)

@@ -216,3 +216,10 @@ def test_settings_the_env_or_network_cannot_take_are_one_line_before_any_work(
     err = capsys.readouterr().err.strip().splitlines()
     assert stop.value.code == 2 and message in err[-1] and "Traceback" not in "\n".join(err)
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_bad_flag_is_named_as_typed(tmp_path, capsys):
+    for flag in ("--moves", "--n-envs", "--eval-every", "--eval-deals"):
+        with pytest.raises(SystemExit) as stop:
+            td.main(["--env", "Zudecken32", "--out", str(tmp_path), flag, "0"])
+        assert stop.value.code == 2 and f"{flag} must be >= 1, got 0" in capsys.readouterr().err
