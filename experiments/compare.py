@@ -209,7 +209,10 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     try:  # build it here first, so that a bad agent or model is one clear line before any play
         agent = load_agent(("model", str(args.model), args.algo) if args.model else ("agent", args.agent),
                            env_id)  # fmt: skip
-    except (ValueError, FileNotFoundError) as err:
+    except FileNotFoundError as err:
+        shipped = sorted(m.stem for m in MODELS.glob(f"{short_name(env_id)}-*.zip"))
+        p.error(f"{err}; the models shipped for {short_name(env_id)}: {', '.join(shipped) or 'none'}")
+    except ValueError as err:
         p.error(str(err))
     if (args.out / "bench.json").exists() and not args.overwrite:
         p.error(f"--out {args.out} holds an earlier benchmark (bench.json); pass --overwrite to replace "

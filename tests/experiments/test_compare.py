@@ -150,3 +150,10 @@ def test_the_same_command_twice_writes_two_new_folders(tmp_path, monkeypatch, ca
     runs = sorted((tmp_path / "runs" / "bench").iterdir())
     assert len(runs) == 2 and all((run / "bench.json").is_file() for run in runs)
     assert all(run.name.startswith("Quadrat-") for run in runs)
+
+
+def test_a_missing_model_lists_the_shipped_ones(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        compare.main(["--env", "Zudecken32", "--model", "Zudecken32-nope", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "the models shipped for Zudecken32: " in err and "Zudecken32-rl" in err
