@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,3 +80,21 @@ def models(tmp_path_factory):
         assert list((folder / "monitor").glob("*.monitor.csv")) and (folder / "tb").is_dir()
         (folder / "model.zip").rename(root / f"Zudecken-{algo}.zip")
     return root
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+def _results() -> dict[str, str]:
+    return {str(p.relative_to(RESULTS)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(RESULTS.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+@pytest.fixture(scope="session", autouse=True)
+def results_stay_as_committed() -> Iterator[None]:
+    """No test writes into the repository's ``results/`` (a test run's 2-deal table once replaced
+    a 1,000-deal one there): checked over the whole session, an error at its end if one did."""
+    before = _results()
+    yield
+    changed = sorted(k for k in {*before, *_results()} if before.get(k) != _results().get(k))
+    assert not changed, f"tests changed results/: {changed}"
