@@ -1,61 +1,86 @@
 """The README's headline: each Zudecken player's win rate beside the exact optimum where known.
 
+Every figure has its spread beside it: a player's 95% Wilson interval over the deals, a learned
+player's number of training seeds and their range (one seed: said so, no range).
+
 The benchmark (``--update-docs``) asks every study for its README sections
 (``quadrat_env.experiments.studies.readme_sections``); this is Zudecken's.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from quadrat_env.registry import short_name as env_name
 
 HEADLINE = ("<!-- headline:start -->", "<!-- headline:end -->")
 IDS = ("quadrat_env/Zudecken-v0", "quadrat_env/Zudecken32-v0")
 #: The Zudecken players, best last: agents by name, and learned agents by (kind, what they learned
-#: from) -> label. Only reinforcement learning learns from the reward.
+#: from) -> label. Only reinforcement learning learns from the reward; its network is the one
+#: the row names (the afterstate network builds in the game's suit and rank structure).
 PLAYERS: dict[str | tuple[str, str], str] = {
     "random": "random (uniform over legal moves)",
     "greedy": "greedy (largest group)",
-    ("ppo", "the reward"): "PPO from the reward (training seeds, mean)",
-    ("maskable_ppo", "the reward"): "MaskablePPO from the reward (training seeds, mean)",
-    ("rl", "the reward"): "afterstate TD(0) from the reward (training seeds, mean)",
-    (
-        "td_ppo",
-        "the reward",
-    ): "MaskablePPO from the reward, started from the TD(0) network (training seeds, mean)",
+    ("ppo", "the reward"): "PPO from the reward (MLP on the observation)",
+    ("maskable_ppo", "the reward"): "MaskablePPO from the reward",
+    ("rl", "the reward"): "afterstate TD(0) from the reward (afterstate network)",
+    ("td_ppo", "the reward"): "MaskablePPO from the reward, started from the TD(0) network",
     (
         "maskable_ppo",
         "a clairvoyant solver's labels",
-    ): "afterstate network imitating a clairvoyant solver's labels (training seeds, mean)",
-    ("maskable_ppo", "exact values"): "afterstate network imitating the exact values (training seeds, mean)",
+    ): "afterstate network imitating a clairvoyant solver's labels",
+    ("maskable_ppo", "exact values"): "afterstate network imitating the exact values",
     "planner": "planner (samples the unseen cards, searches each sample)",
     "optimal": "optimal policy (agents.zudecken.optimal)",
-    "solver (knows the stock)": "a player who knows the stock order",
+    "solver (knows the stock)": "bound, not a player: one who knows the stock order",
 }
 
 
-def _rates(result: dict[str, Any]) -> dict[tuple[str, Any], tuple[float, float, float]]:
-    """(env ID, player) -> (win rate, interval low, high); learned players by (kind, learned from)."""
+class Rate(NamedTuple):
+    """A player's win rate and its spread: a 95% Wilson interval, or for a learned player the
+    range of its training seeds (``seeds`` of them)."""
+
+    mean: float
+    low: float
+    high: float
+    seeds: int = 0
+
+
+def _rates(result: dict[str, Any]) -> dict[tuple[str, Any], Rate]:
+    """(env ID, player) -> its rate; learned players by (kind, learned from)."""
     from quadrat_env.experiments.benchmark import MODELS, learned_from
 
-    rate: dict[tuple[str, Any], tuple[float, float, float]] = {}
+    rate: dict[tuple[str, Any], Rate] = {}
     for s in result["learned"]:
         how = s.get("learned_from") or learned_from(MODELS, s["env_id"], s["algo"], 0)
-        rate[s["env_id"], (s["algo"], how)] = (s["mean_win_rate"], s["min_win_rate"], s["max_win_rate"])
+        low, high = s["min_win_rate"], s["max_win_rate"]
+        if s["seeds"] == 1:  # one seed: its Wilson interval over the deals
+            row = next(r for r in result["rows"] if r["env_id"] == s["env_id"] and r.get("algo") == s["algo"])
+            low, high = row["ci_low"], row["ci_high"]
+        rate[s["env_id"], (s["algo"], how)] = Rate(s["mean_win_rate"], low, high, s["seeds"])
     for r in result["rows"]:
         if "algo" not in r:
-            rate[r["env_id"], r["agent"]] = (r["win_rate"], r["ci_low"], r["ci_high"])
+            rate[r["env_id"], r["agent"]] = Rate(r["win_rate"], r["ci_low"], r["ci_high"])
     return rate
 
 
-def _share(player: Any, value: tuple[float, float, float] | None, best: float | None) -> str:
-    """The share of the optimum; over 100% it shows its interval (a 95% Wilson interval, or the seeds'
-    range for learned players): within noise of the optimum, not above it."""
+def _cell(value: Rate | None) -> str:
+    """The win rate with its spread: ``[low, high]`` (Wilson) or the seeds' count and range."""
+    if value is None:
+        return "–"
+    if value.seeds == 1:
+        return f"{value.mean:.2%} (1 seed) [{value.low:.1%}, {value.high:.1%}]"
+    if value.seeds:
+        return f"{value.mean:.2%} ({value.seeds} seeds: {value.low:.2%}–{value.high:.2%})"
+    return f"{value.mean:.2%} [{value.low:.1%}, {value.high:.1%}]"
+
+
+def _share(player: Any, value: Rate | None, best: float | None) -> str:
+    """The share of the optimum, for players only (a bound is none), with the same spread."""
+    # (a bound is "solver (knows the stock)": it sees what no player sees)
     if value is None or best is None or "stock" in str(player):
         return "–"
-    share = f"{value[0] / best:.1%}"
-    return share if value[0] <= best else f"{share} ({value[1] / best:.1%}–{value[2] / best:.1%})"
+    return f"{value.mean / best:.1%} ({value.low / best:.1%}–{value.high / best:.1%})"
 
 
 def headline(result: dict[str, Any]) -> str:
@@ -72,7 +97,7 @@ def headline(result: dict[str, Any]) -> str:
         cells = []
         for i in ids:
             value = rate.get((i, player))
-            cells += ["–" if value is None else f"{value[0]:.2%}", _share(player, value, optimum.get(i))]
+            cells += [_cell(value), _share(player, value, optimum.get(i))]
         if any(c != "–" for c in cells):
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     cells = [

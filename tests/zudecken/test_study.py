@@ -44,8 +44,10 @@ def test_the_52_card_optimum_once_computed_fills_the_headline_and_the_benchmark_
 
     result = json.loads((ROOT / "results" / "benchmark.json").read_text())
     result["exact_optima"] = {ZU: 0.5}
-    greedy = next(r["win_rate"] for r in result["rows"] if r["env_id"] == ZU and r["agent"] == "greedy")
-    assert f"| greedy (largest group) | {greedy:.2%} | {greedy / 0.5:.1%} |" in headline(result)
+    greedy = next(r for r in result["rows"] if r["env_id"] == ZU and r["agent"] == "greedy")
+    rate, low, high = greedy["win_rate"], greedy["ci_low"], greedy["ci_high"]
+    cells = f"| {rate:.2%} [{low:.1%}, {high:.1%}] | {rate / 0.5:.1%} ({low / 0.5:.1%}–{high / 0.5:.1%}) |"
+    assert f"| greedy (largest group) {cells}" in headline(result)
     assert "| **exact optimum** | 50.00% | 100% | 62.29% | 100% |" in headline(result)
     assert "| Zudecken | exact optimum (agents.zudecken.exact) | – | 50.00% |" in markdown(result)
     (tmp_path / "zudecken_optimum.json").write_text('{"exact": null, "lower": 0.25}')
