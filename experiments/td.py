@@ -56,8 +56,8 @@ METHOD = "afterstate TD(0) from the reward"
 
 
 @dataclass
-class Settings(RunSettings):
-    """One TD run, typed; ``config.yml`` is ``config``."""
+class TDSettings(RunSettings):
+    """What every afterstate TD(0) learner's settings hold (``td``'s and ``td_jax``'s)."""
 
     env_id: str
     seed: int
@@ -70,7 +70,6 @@ class Settings(RunSettings):
     learning_rate: float = 1e-3
     #: The learning rate falls linearly from learning_rate to this over the run.
     learning_rate_end: float = 1e-4
-    batch_size: int = 512
     epsilon_start: float = 0.1
     epsilon_end: float = 0.02
     eval_every: int = 1_000_000
@@ -79,11 +78,24 @@ class Settings(RunSettings):
     method: str = METHOD
 
     def __post_init__(self) -> None:
-        self.check_numbers({"seed": 0, "n_moves": 1, "n_envs": 1, "batch_size": 1, "eval_every": 1,
-                            "eval_deals": 1}, ("learning_rate", "learning_rate_end", "epsilon_start",
-                                               "epsilon_end"))  # fmt: skip
+        wholes = {"seed": 0, "n_moves": 1, "n_envs": 1, "eval_every": 1, "eval_deals": 1}
+        self.check_numbers(wholes, ("learning_rate", "learning_rate_end", "epsilon_start", "epsilon_end"))
         if self.env_kwargs.get("reward_mode", "sparse") != "sparse":
             raise ValueError("TD learns win probabilities: it needs the sparse reward (reward_mode: sparse)")
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Settings(TDSettings):
+    """One TD run, typed; ``config.yml`` is ``config``."""
+
+    batch_size: int = 512
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.check_numbers({"batch_size": 1}, ())
         if self.batch_size > self.n_moves:  # its first batch would never fill: the run would never end
             raise ValueError(f"batch_size {self.batch_size:,} is more than the run's {self.n_moves:,} "
                              "moves (--moves): its first batch would never fill; lower batch_size in the "
@@ -92,9 +104,6 @@ class Settings(RunSettings):
     def env_seeds(self) -> range:
         """This seed's own block of training deals: env i is seeded ``seed * n_envs + i``."""
         return seeds.RL_TRAINING.take(self.n_envs, offset=self.seed * self.n_envs)
-
-    def config(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def load_settings(env_id: str, seed: int, path: Path | None = None, **overrides: Any) -> Settings:

@@ -25,7 +25,7 @@ the weights an uninterrupted run reaches.
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,51 +40,29 @@ with importing(__name__):  # the 'jax' and 'train' extras: one line naming the m
     from quadrat_env.experiments.jax_learners.cli import Learner
     from quadrat_env.experiments.jax_learners.run import WEIGHTS
     from quadrat_env.experiments.jax_learners.td import JaxTD
-    from quadrat_env.experiments.runs import RunSettings
+    from quadrat_env.experiments.td import TDSettings
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td_jax.yml"
 METHOD = "afterstate TD(0) from the reward, JAX"
 
 
 @dataclass
-class Settings(RunSettings):
-    """One JAX TD run, typed; ``config.yml`` is ``config``."""
+class Settings(TDSettings):
+    """One JAX TD run, typed (``td``'s settings, its batch given by ``steps_per_update``)."""
 
-    env_id: str
-    seed: int
-    n_moves: int
-    #: The afterstate network, by the name its study registers (one with a JAX twin).
-    features: str
-    n_envs: int = 1024
     #: Moves on every deal between two updates (an update's batch: n_envs x steps_per_update).
     steps_per_update: int = 1
-    #: The network's size (channels, layers, hidden; ``features.ZudeckenAfterstates``'s defaults).
-    features_kwargs: dict[str, Any] = field(default_factory=dict)
-    learning_rate: float = 1e-3
-    #: The learning rate falls linearly from learning_rate to this over the run.
-    learning_rate_end: float = 1e-4
-    epsilon_start: float = 0.1
-    epsilon_end: float = 0.02
-    eval_every: int = 1_000_000
-    eval_deals: int = 2000
     #: The benchmark's held-out deals the finished run plays (the summary's test_win_rate).
     test_deals: int = 10_000
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
     method: str = METHOD
 
     def __post_init__(self) -> None:
-        wholes = {"seed": 0, "n_moves": 1, "n_envs": 1, "steps_per_update": 1, "eval_every": 1,
-                  "eval_deals": 1, "test_deals": 0}  # fmt: skip
-        self.check_numbers(wholes, ("learning_rate", "learning_rate_end", "epsilon_start", "epsilon_end"))
-        if self.env_kwargs.get("reward_mode", "sparse") != "sparse":
-            raise ValueError("TD learns win probabilities: it needs the sparse reward (reward_mode: sparse)")
+        super().__post_init__()
+        self.check_numbers({"steps_per_update": 1, "test_deals": 0}, ())
         if self.n_envs * self.steps_per_update > self.n_moves:
             raise ValueError(f"one update plays n_envs x steps_per_update = "
                              f"{self.n_envs * self.steps_per_update:,} moves, more than the run's "
                              f"{self.n_moves:,} (--moves): lower --n-envs")  # fmt: skip
-
-    def config(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def export_model(run_dir: Path) -> Path:

@@ -88,7 +88,7 @@ def test_a_checkpoint_of_other_settings_is_refused_naming_the_file(tmp_path, mon
     (["--env", "Quadrille"], "has no entry for 'quadrat_env/Quadrille-v0'"),
     (["--env", "Nope"], "unknown env 'Nope'"),
     (["--env", "Zudecken32", "--moves", "10"], "lower --n-envs"),
-    (["--env", "Zudecken32", "--n-envs", "0"], "n_envs must be a whole number >= 1"),
+    (["--env", "Zudecken32", "--n-envs", "0"], "--n-envs must be >= 1, got 0"),
     (["--export", "missing-folder"], "not a readable checkpoint"),
 ])  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, message):
