@@ -77,13 +77,17 @@ def test_ctrl_c_or_sigterm_is_one_line_and_exit_130_or_143(tmp_path, how, jobs):
     import sys
     import time
 
-    cmd = [sys.executable, "-m", "quadrat_env.experiments.compare", "--env", "Zudecken", "--agent", "planner",
-           "--deals", "1000", "--baselines", "greedy", "--jobs", jobs, "--no-progress", "--out",
-           str(tmp_path / "out")]  # fmt: skip
     # Ctrl-C as at a terminal, even where this suite runs with SIGINT ignored (a shell's background
-    # job ignores it, and a child inherits that)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    # job ignores it, and a child inherits that); set in the child's own code, not by a preexec_fn
+    # (a fork of this process, which may hold JAX's threads)
+    as_at_a_terminal = (
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "runpy.run_module('quadrat_env.experiments.compare', run_name='__main__', alter_sys=True)"
+    )
+    out = str(tmp_path / "out")
+    cmd = [sys.executable, "-c", as_at_a_terminal, "--env", "Zudecken", "--agent", "planner", "--deals",
+           "1000", "--baselines", "greedy", "--jobs", jobs, "--no-progress", "--out", out]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(8)  # past the imports, into the play
     proc.send_signal(getattr(signal, how))
     _, err = proc.communicate(timeout=120)
@@ -152,16 +156,17 @@ def test_a_second_run_into_a_held_run_folder_is_refused_in_one_line(tmp_path, ca
 
 def test_a_file_size_limit_is_one_line_and_exit_1(tmp_path):
     """``ulimit -f`` (as a full disk): the write fails with an OSError the command answers in one line."""
-    import resource
     import subprocess
     import sys
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))  # 50 kB: a model is more
-
-    cmd = [sys.executable, "-m", "quadrat_env.experiments.train", "--env", "Quadrat", "--algo", "ppo",
-           "--timesteps", "2048", "--n-envs", "4", "--no-progress", "--out", "runs"]  # fmt: skip
-    out = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=limit, cwd=tmp_path)
+    # the limit set by the child's shell (50 kB: a model is more), not by a preexec_fn (a fork of this
+    # process, which may hold JAX's threads)
+    train = (
+        f"{sys.executable} -m quadrat_env.experiments.train --env Quadrat --algo ppo --timesteps 2048 "
+        "--n-envs 4 --no-progress --out runs"
+    )
+    out = subprocess.run(["bash", "-c", f"ulimit -f 50 && exec {train}"], capture_output=True, text=True,
+                         cwd=tmp_path)  # fmt: skip
     assert out.returncode == 1, out.stderr[-2000:]
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("train: File too large") and "kept whole" in last and "Traceback" not in out.stderr
