@@ -321,8 +321,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--tables-only", action="store_true",
-                   help="play nothing: write the tables (and with --update-docs the docs' and README's) "
-                        "again from --out's benchmark.json, as this version writes them")  # fmt: skip
+                   help="play nothing: write the tables and plots (with --update-docs the docs' and "
+                        "README's too) again from --out's benchmark.json")  # fmt: skip
     return p
 
 
@@ -374,8 +374,9 @@ def _plots(args: argparse.Namespace, result: dict[str, Any]) -> dict[Path, bytes
     from quadrat_env.experiments.plots import learning_curves, win_rates
 
     with tempfile.TemporaryDirectory() as scratch:
-        win_rates(result, Path(scratch) / "win_rates.png")
-        learning_curves(args.models, Path(scratch) / "learning_curves.png")
+        win_rates(result, Path(scratch) / "win_rates.png", exact_optima(result))
+        optimum = {env_name(env_id): value for env_id, value in exact_optima(result).items()}
+        learning_curves(args.models, Path(scratch) / "learning_curves.png", optimum)
         return {args.out / p.name: p.read_bytes() for p in Path(scratch).glob("*.png")}
 
 
@@ -394,12 +395,9 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         return 1
     table = markdown(result) + "\nTraining of the published models (2-core machine):\n\n"
     table += training_table(args.models)
-    changes = {args.out / "benchmark.md": table.encode()}
-    if not args.tables_only:  # the measurement itself, and its plots
-        changes |= {
-            args.out / "benchmark.json": json.dumps(result, indent=2).encode(),
-            **_plots(args, result),
-        }
+    changes = {args.out / "benchmark.md": table.encode(), **_plots(args, result)}  # drawn from the result
+    if not args.tables_only:  # the measurement itself
+        changes[args.out / "benchmark.json"] = json.dumps(result, indent=2).encode()
     if args.update_docs:
         how = "python -m quadrat_env.experiments.benchmark " + " ".join(argv or sys.argv[1:])
         if args.tables_only:  # the figures are the earlier run's: its command stays named

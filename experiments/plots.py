@@ -20,8 +20,8 @@ _FROM = {"a clairvoyant solver's labels": "imitating solver labels", "exact valu
 
 
 def _label(row: dict[str, Any]) -> str:
-    if "train_seed" not in row:
-        return row["agent"]
+    if "train_seed" not in row:  # a bound that sees the stock is no player
+        return f"bound: {row['agent']}" if "stock" in row["agent"] else row["agent"]
     how = row.get("learned_from")
     if how is None:  # a result written before rows said how they learned: from the committed configs
         from quadrat_env.experiments.benchmark import MODELS, learned_from
@@ -34,9 +34,9 @@ def _label(row: dict[str, Any]) -> str:
 COLUMNS = 2
 
 
-def win_rates(result: dict[str, Any], path: Path) -> None:
+def win_rates(result: dict[str, Any], path: Path, optimum: dict[str, float] | None = None) -> None:
     """One panel per env in a grid of :data:`COLUMNS`, each agent's win rate with its interval and,
-    where known, the exact optimum as a dashed line."""
+    where known (``optimum``: env ID -> win rate), the exact optimum as a dashed line."""
     envs = list(dict.fromkeys(r["env_id"] for r in result["rows"]))
     nrows = -(-len(envs) // COLUMNS)
     fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.6 * nrows), squeeze=False)
@@ -44,9 +44,9 @@ def win_rates(result: dict[str, Any], path: Path) -> None:
         ax.set_visible(False)
     for ax, env_id in zip(axes.flat, envs, strict=False):
         rows = [r for r in result["rows"] if r["env_id"] == env_id]
-        optimum = next((r["exact_optimum"] for r in rows if "exact_optimum" in r), None)
-        if optimum is not None:
-            ax.axvline(optimum * 100, color="tab:red", ls="--", lw=1.2, label=f"exact optimum {optimum:.2%}")
+        best = (optimum or {}).get(env_id)
+        if best is not None:
+            ax.axvline(best * 100, color="tab:red", ls="--", lw=1.2, label=f"exact optimum {best:.2%}")
             ax.legend(fontsize=8, loc="upper right")
         labels = [_label(r) for r in rows]
         rates = np.array([r["win_rate"] for r in rows]) * 100
@@ -124,35 +124,40 @@ def _by_start(monitor: Path, n_envs: int) -> tuple[np.ndarray, np.ndarray]:
     return started[keep][order], won[keep][order]
 
 
-def learning_curves(models: Path, path: Path) -> None:
-    """Win rate against training of every committed model, one panel per game in a grid of
-    :data:`COLUMNS`: each model's own run (seed 0), labelled by what it learned from. Models that learned
-    from play are drawn against environment steps, imitation against epochs (the top axis)."""
+def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None = None) -> None:
+    """Win rate against training of every committed model (its own run, seed 0), labelled by what
+    it learned from: one panel per game for the models that learned from play (against environment
+    steps) and one for imitation (against epochs), so each panel's x-axis is one quantity; the exact
+    optimum (``optimum``: short name -> win rate) as a dashed line where known."""
     stems = sorted(p.stem for p in models.glob("*-*.zip")) if models.is_dir() else []
-    games = list(dict.fromkeys(stem.split("-")[0] for stem in stems)) or ["(no models)"]
-    nrows = -(-len(games) // COLUMNS)
-    fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.8 * nrows), squeeze=False)
-    for ax in axes.flat[len(games) :]:
-        ax.set_visible(False)
-    for ax, game in zip(axes.flat, games, strict=False):
+    panels = []
+    for game in dict.fromkeys(stem.split("-")[0] for stem in stems):
         curves = [c for stem in stems if stem.split("-")[0] == game for c in model_curves(models, stem)]
-        _draw(ax, [c for c in curves if "imitating" not in c[0]], "environment steps", "tab:blue")
-        if any("imitating" in c[0] for c in curves):
-            top = ax.twiny() if any("imitating" not in c[0] for c in curves) else ax
-            _draw(
-                top,
-                [c for c in curves if "imitating" in c[0]],
-                "epochs over the labelled positions",
-                "tab:red",
-            )
-        ax.set_title(game)
+        played, imitated = (
+            [c for c in curves if "imitating" not in c[0]],
+            [c for c in curves if "imitating" in c[0]],
+        )
+        panels += [(game, played, "environment steps", "tab:blue")] if played or not imitated else []
+        panels += (
+            [(f"{game}: imitation", imitated, "epochs over the labelled positions", "tab:red")]
+            if imitated
+            else []
+        )
+    panels = panels or [("(no models)", [], "environment steps", "tab:blue")]
+    nrows = -(-len(panels) // COLUMNS)
+    fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.8 * nrows), squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (title, curves, xlabel, color) in zip(axes.flat, panels, strict=False):
+        _draw(ax, curves, xlabel, color)
+        best = (optimum or {}).get(title.split(":")[0])
+        if best is not None:
+            ax.axhline(best * 100, color="black", ls="--", lw=1.0, label=f"exact optimum {best:.2%}")
+        ax.set_title(title)
         ax.set_ylabel("win rate, %")
-        handles = [
-            h for a in fig.axes if a.bbox.bounds == ax.bbox.bounds for h in a.get_legend_handles_labels()[0]
-        ]
-        if handles:
-            ax.legend(handles=handles, fontsize=7, loc="lower right")
-    fig.suptitle("Learning curves of the committed models (seed 0)")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle("Learning curves of the committed models (seed 0; their own training runs)")
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
