@@ -305,12 +305,13 @@ def test_each_committed_run_s_monitor_logs_come_from_one_run():
         assert starts and max(starts) - min(starts) < 1.0, folder.name
 
 
-def test_tables_only_rewrites_the_tables_from_an_earlier_run_and_plays_nothing(tmp_path, capsys):
+def test_tables_only_rewrites_tables_and_plots_from_an_earlier_run_and_plays_nothing(tmp_path, capsys):
     (tmp_path / "benchmark.json").write_bytes((ROOT / "results" / "benchmark.json").read_bytes())
     assert benchmark.main(["--out", str(tmp_path), "--tables-only", "--no-progress"]) == 0
     assert (tmp_path / "benchmark.md").read_text() == (ROOT / "results" / "benchmark.md").read_text()
     assert (tmp_path / "benchmark.json").read_bytes() == (ROOT / "results" / "benchmark.json").read_bytes()
-    assert not list(tmp_path.glob("*.png"))  # no plots: nothing was measured
+    for plot in ("win_rates.png", "learning_curves.png"):  # drawn again from the result: as committed
+        assert (tmp_path / plot).read_bytes() == (ROOT / "results" / plot).read_bytes()
     with pytest.raises(SystemExit) as stop:
         benchmark.main(["--out", str(tmp_path / "none"), "--tables-only"])
     assert stop.value.code == 2 and "--tables-only" in capsys.readouterr().err
