@@ -11,7 +11,7 @@ import pytest
 import yaml
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments import benchmark, train
+from quadrat_env.experiments import benchmark, pages, train
 
 ROOT = Path(__file__).resolve().parents[2]
 ZU = "quadrat_env/Zudecken-v0"
@@ -48,12 +48,12 @@ def test_benchmark_json_schema(models, tmp_path):
 def test_page_markers_are_replaced(tmp_path):
     page = tmp_path / "benchmark.md"
     page.write_text(f"intro\n{benchmark.MARKERS[0]}\nold\n{benchmark.MARKERS[1]}\nrest\n")
-    benchmark.update_page(page, "| new |\n", "cmd")
+    pages.update_page(page, "| new |\n", "cmd", benchmark.MARKERS)
     text = page.read_text()
     assert "old" not in text and "| new |" in text and text.endswith(f"{benchmark.MARKERS[1]}\nrest\n")
     page.write_text("no markers")
     with pytest.raises(ValueError, match="lacks the markers"):
-        benchmark.update_page(page, "x", "cmd")
+        pages.update_page(page, "x", "cmd", benchmark.MARKERS)
 
 
 def test_update_docs_outside_the_repository_is_one_line(tmp_path, monkeypatch, capsys):
