@@ -6,8 +6,9 @@ need a browser to see.
 
 It serves the site on localhost and opens every page in headless Chromium (Debian's ``chromium``
 package, ``apt-get install chromium``; driven by Playwright, which the make target installs). Per page:
-a full-page screenshot, no horizontal scrolling of the page itself at the docs' width (a wide table
-scrolls inside its own box), and no console error. Then it types "Zudecken" into the site's search
+a full-page screenshot, no horizontal scrolling of the page itself at the docs' width, no table or
+code block wider than its box (hidden columns or line ends), no picture shown at under 60% of its
+drawn size, no power written as ``2^16``, and no console error. Then it types "Zudecken" into the site's search
 and expects results. Exit status 0 when every check holds, 1 with a line per problem otherwise.
 """
 
@@ -52,6 +53,29 @@ def pages(site: Path) -> list[str]:
     return sorted(p.removesuffix("index.html") for p in found)
 
 
+#: What a reader meets at this width: tables and code wider than their box (columns or line ends
+#: hidden until scrolled), pictures shown much smaller than drawn, powers written as ``2^16``.
+LAYOUT = """() => {
+  const out = [];
+  const wide = (sel) => [...document.querySelectorAll(sel)].filter(e => e.scrollWidth > e.clientWidth + 2);
+  const tables = wide('article .md-typeset__scrollwrap, article .md-typeset__table');
+  if (tables.length) out.push(`${tables.length} table(s) wider than the page: last columns hidden`);
+  const code = wide('article pre > code');
+  if (code.length) out.push(`${code.length} code block(s) wider than the page: line ends hidden`);
+  for (const img of document.querySelectorAll('article img')) {
+    if (img.naturalWidth > 600 && img.clientWidth < 0.6 * img.naturalWidth)
+      out.push(`${img.getAttribute('src')} shown at ` +
+               `${Math.round(100 * img.clientWidth / img.naturalWidth)}% of its size`);
+  }
+  const text = [...document.querySelectorAll('article p, article li, article td')]
+    .map(e => { const c = e.cloneNode(true); c.querySelectorAll('code').forEach(x => x.remove());
+                return c.textContent; });
+  const powers = text.filter(t => /\\d\\^\\d/.test(t)).length;
+  if (powers) out.push(`${powers} paragraph(s) write powers as a^b`);
+  return out;
+}"""
+
+
 def check_page(browser: Any, url: str, shot: Path) -> list[str]:
     """Screenshot one page; its problems as lines."""
     page = browser.new_page(viewport={"width": WIDTH, "height": 900})
@@ -66,6 +90,7 @@ def check_page(browser: Any, url: str, shot: Path) -> list[str]:
     unwrapped = page.evaluate(f"{tables}.filter(t => !t.closest('.md-typeset__scrollwrap')).length")
     if unwrapped:
         problems.append(f"{url}: {unwrapped} table(s) not inside a scrolling box")
+    problems += [f"{url}: {line}" for line in page.evaluate(LAYOUT)]
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot), full_page=True)
     page.close()
