@@ -8,8 +8,9 @@ It serves the site on localhost and opens every page in headless Chromium (Debia
 package, ``apt-get install chromium``; driven by Playwright, which the make target installs). Per page:
 a full-page screenshot, no horizontal scrolling of the page itself at the docs' width, no table
 or code block wider than its box (hidden columns or line ends), no picture shown at under 60% of
-its drawn size, no power written as ``2^16``, and no console error. Then it types "Zudecken" into the site's search
-and expects results. Exit status 0 when every check holds, 1 with a line per problem otherwise.
+its drawn size, no power written as ``2^16``, and no console error. Then it types "Zudecken" into
+the site's search and expects results. Exit status 0 when every check holds, 1 with a line per
+problem otherwise.
 """
 
 from __future__ import annotations
