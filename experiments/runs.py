@@ -84,6 +84,20 @@ def on_stop_signals(handle: Callable[[int, Any], None]) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+class StopAtBoundary:
+    """A SIGINT / SIGTERM handler for ``on_stop_signals``: a run checks ``signal`` between updates,
+    checkpoints and stops there; a second signal stops it at once."""
+
+    def __init__(self) -> None:
+        self.signal = 0
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.signal:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+        self.signal = signum
+
+
 def signals_as_exceptions() -> contextlib.AbstractContextManager[None]:
     """SIGTERM, like Ctrl-C, raises (``RunInterrupted``) where the run is, so that ``finally``
     blocks run (worker processes are stopped) and the caller can exit 130 or 143."""

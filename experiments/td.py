@@ -47,7 +47,13 @@ from quadrat_env.registry import short_name as env_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.runs import RunSettings, check_flags, on_stop_signals, open_run_dir
+    from quadrat_env.experiments.runs import (
+        RunSettings,
+        StopAtBoundary,
+        check_flags,
+        on_stop_signals,
+        open_run_dir,
+    )
     from quadrat_env.experiments.td_learner import FIELDS, Learner
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td.yml"
@@ -110,19 +116,6 @@ def load_settings(env_id: str, seed: int, path: Path | None = None, **overrides:
     return Settings.load(env_id, seed, path or HYPERPARAMS, **overrides)
 
 
-class _Stop:
-    """SIGINT / SIGTERM: stop at the next update boundary, checkpointed (a second one: at once)."""
-
-    def __init__(self) -> None:
-        self.signal = 0
-
-    def __call__(self, signum: int, frame: Any) -> None:
-        if self.signal:
-            signal.signal(signum, signal.SIG_DFL)
-            signal.raise_signal(signum)
-        self.signal = signum
-
-
 def run(settings: Settings, run_dir: Path, resume: bool = False, progress: bool = True,
         checkpoint_minutes: float = 10.0) -> dict[str, Any]:  # fmt: skip
     """Train to ``settings.n_moves`` moves (from the checkpoint with ``resume``). Returns the summary,
@@ -133,7 +126,7 @@ def run(settings: Settings, run_dir: Path, resume: bool = False, progress: bool 
     learner = Learner(settings)
     if resume:
         learner.restore(*checkpoint.load(run_dir / CHECKPOINT))
-    stop, last_save = _Stop(), time.monotonic()
+    stop, last_save = StopAtBoundary(), time.monotonic()
     with on_stop_signals(stop), learner.progress_bar(progress) as bar:
         while learner.moves < settings.n_moves and not stop.signal:
             if learner.eval_due():

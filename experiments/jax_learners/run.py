@@ -12,7 +12,6 @@ torch policy's ``state_dict``) and, where SB3 is installed, exported as ``model.
 from __future__ import annotations
 
 import json
-import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from quadrat_env.agents.evaluate import wilson
 from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.runs import on_stop_signals
+from quadrat_env.experiments.runs import StopAtBoundary, on_stop_signals
 
 from quadrat_env import seeds
 from quadrat_env.core.jax_core import pack_indices
@@ -136,17 +135,6 @@ def device_name() -> str:
     return f"{device.platform}: {getattr(device, 'device_kind', device.platform)}"
 
 
-class _Stop:
-    def __init__(self) -> None:
-        self.signal = 0
-
-    def __call__(self, signum: int, frame: Any) -> None:
-        if self.signal:  # a second one: stop at once
-            signal.signal(signum, signal.SIG_DFL)
-            signal.raise_signal(signum)
-        self.signal = signum
-
-
 def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progress: bool = True,
         checkpoint_minutes: float = 10.0,
         export: Callable[[Path], Path] | None = None) -> dict[str, Any]:  # fmt: skip
@@ -158,7 +146,7 @@ def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progre
     run_dir.mkdir(parents=True, exist_ok=True)
     state = Run(settings, learner)
     carry = state.restore(run_dir / CHECKPOINT) if resume else state.learner.init()
-    stop, last_save = _Stop(), time.monotonic()
+    stop, last_save = StopAtBoundary(), time.monotonic()
     total = state.learner.total_updates * state.learner.moves_per_update
     bar = tqdm(total=total, initial=state.moves, unit="move", unit_scale=True,
                desc=f"td_jax {settings.env_id}", disable=not progress)  # fmt: skip
