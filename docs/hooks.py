@@ -3,12 +3,17 @@
 * ``environments/<Name>.md`` for every registered ID: the env class docstring (the spec, under
   Gymnasium's headings), with its picture, the ID's kwargs and its registration, as Gymnasium's
   ``docs/_scripts/gen_mds.py`` makes its env pages;
-* ``results/*.png`` (the benchmark's plots) and ``changelog.md`` (CHANGELOG.md), as they are.
+* ``results/*.png`` (the benchmark's plots) and ``changelog.md`` (CHANGELOG.md), as they are;
+* every table cell labelled with its column's heading (``data-label``), so that on a phone, where a
+  table of many columns cannot fit, ``stylesheets/extra.css`` shows each row as a card of labelled
+  cells instead of hiding the last columns.
 """
 
 from __future__ import annotations
 
+import html
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +63,28 @@ def on_files(files: Files, config: Any) -> Files:
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     files.append(File.generated(config, "changelog.md", content=changelog))
     return files
+
+
+_TABLE = re.compile(r"<table>(.*?)</table>", re.S)
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+_CELL = re.compile(r"<td(?=[\s>])")
+
+
+def labelled(table: str) -> str:
+    """One table's rows with each ``<td>`` given its column's heading (tags stripped) as
+    ``data-label``; a table without a heading row is returned as it is."""
+    head, sep, body = table.partition("</thead>")
+    if not sep:
+        return table
+    names = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
+
+    def row(match: re.Match[str]) -> str:
+        cells = iter(names)
+        inner = _CELL.sub(lambda _: f'<td data-label="{html.escape(next(cells, ""), quote=True)}"', match[1])
+        return f"<tr>{inner}</tr>"
+
+    return head + sep + _ROW.sub(row, body)
+
+
+def on_page_content(content: str, page: Any, config: Any, files: Files) -> str:
+    return _TABLE.sub(lambda m: f"<table>{labelled(m[1])}</table>", content)

@@ -30,8 +30,10 @@ def _label(row: dict[str, Any]) -> str:
     return f"{row['agent']} s{row['train_seed']}" + (f", {_FROM[how]}" if how in _FROM else "")
 
 
-#: Panels a row in the win-rate grid: two stay legible at the docs' width (about 800 px).
-COLUMNS = 2
+#: Panels a row: one, so that a figure is drawn about as wide as the docs show it (6.4 in at 110 dpi:
+#: 704 px; the docs' column is about 780 px at 1,024 px) and its labels keep their size; two panels a
+#: row were shown at 53% of their size, legends about 5 px high.
+COLUMNS = 1
 
 
 def win_rates(result: dict[str, Any], path: Path, optimum: dict[str, float] | None = None) -> None:
@@ -145,7 +147,9 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
         )
     panels = panels or [("(no models)", [], "environment steps", "tab:blue")]
     nrows = -(-len(panels) // COLUMNS)
-    fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.8 * nrows), squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.8 * nrows), squeeze=False, layout="constrained"
+    )  # room for the title above the panels
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, (title, curves, xlabel, color) in zip(axes.flat, panels, strict=False):
@@ -158,7 +162,6 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")
     fig.suptitle("Learning curves of the committed models (seed 0; their own training runs)")
-    fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)
@@ -184,8 +187,8 @@ def _draw(ax: Any, curves: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str
 def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, float]) -> None:
     """Validation win rate against moves of every training seed (``curves``: a panel title to its
     seeds' curve.csv files), with the exact optimum as a dashed line where ``optimum`` knows it."""
-    fig, axes = plt.subplots(1, len(curves), figsize=(6.4 * len(curves), 3.8), squeeze=False)
-    for ax, (title, files) in zip(axes[0], curves.items(), strict=True):
+    fig, axes = plt.subplots(len(curves), 1, figsize=(6.4, 3.8 * len(curves)), squeeze=False)
+    for ax, (title, files) in zip(axes[:, 0], curves.items(), strict=True):
         for csv in files:
             data = np.genfromtxt(csv, delimiter=",", names=True, ndmin=1)
             seed = csv.stem.rsplit("-seed", 1)[1].split("-")[0]

@@ -6,10 +6,11 @@ need a browser to see.
 
 It serves the site on localhost and opens every page in headless Chromium (Debian's ``chromium``
 package, ``apt-get install chromium``; driven by Playwright, which the make target installs). Per page:
-a full-page screenshot, no horizontal scrolling of the page itself at the docs' width, no table
-or code block wider than its box (hidden columns or line ends), no picture shown at under 60% of
-its drawn size, no power written as ``2^16``, and no console error. Then it types "Zudecken" into
-the site's search and expects results. Exit status 0 when every check holds, 1 with a line per
+a full-page screenshot, no horizontal scrolling of the page itself, no table or code block wider
+than its box (hidden columns or line ends), no power written as ``2^16`` and no console error, at
+the docs' width (1,024 px) and a phone's (390 px); at the docs' width also no picture shown at under
+60% of its drawn size (a phone shrinks every wide picture: there it must only fit). Then it types
+"Zudecken" into the site's search and expects results. Exit status 0 when every check holds, 1 with a line per
 problem otherwise.
 """
 
@@ -28,6 +29,8 @@ from typing import Any
 
 #: The docs' width in CSS pixels: what a laptop shows beside another window.
 WIDTH = 1024
+#: A phone's width in CSS pixels (an iPhone 12 to 15 held upright).
+PHONE = 390
 SEARCH = "Zudecken"
 
 
@@ -56,7 +59,7 @@ def pages(site: Path) -> list[str]:
 
 #: What a reader meets at this width: tables and code wider than their box (columns or line ends
 #: hidden until scrolled), pictures shown much smaller than drawn, powers written as ``2^16``.
-LAYOUT = """() => {
+LAYOUT = """(desk) => {
   const out = [];
   const wide = (sel) => [...document.querySelectorAll(sel)].filter(e => e.scrollWidth > e.clientWidth + 2);
   const tables = wide('article .md-typeset__scrollwrap, article .md-typeset__table');
@@ -64,7 +67,7 @@ LAYOUT = """() => {
   const code = wide('article pre > code');
   if (code.length) out.push(`${code.length} code block(s) wider than the page: line ends hidden`);
   for (const img of document.querySelectorAll('article img')) {
-    if (img.naturalWidth > 600 && img.clientWidth < 0.6 * img.naturalWidth)
+    if (desk && img.naturalWidth > 600 && img.clientWidth < 0.6 * img.naturalWidth)
       out.push(`${img.getAttribute('src')} shown at ` +
                `${Math.round(100 * img.clientWidth / img.naturalWidth)}% of its size`);
   }
@@ -77,21 +80,22 @@ LAYOUT = """() => {
 }"""
 
 
-def check_page(browser: Any, url: str, shot: Path) -> list[str]:
-    """Screenshot one page; its problems as lines."""
-    page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+def check_page(browser: Any, url: str, shot: Path, width: int = WIDTH) -> list[str]:
+    """Screenshot one page at ``width``; its problems as lines."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(url, wait_until="networkidle")
-    problems = [f"{url}: console error: {e}" for e in errors]
+    where = f"{url} at {width} px"
+    problems = [f"{where}: console error: {e}" for e in errors]
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     if overflow > 0:
-        problems.append(f"{url}: the page scrolls sideways by {overflow} px at width {WIDTH}")
+        problems.append(f"{where}: the page scrolls sideways by {overflow} px")
     tables = "[...document.querySelectorAll('article table')]"
     unwrapped = page.evaluate(f"{tables}.filter(t => !t.closest('.md-typeset__scrollwrap')).length")
     if unwrapped:
-        problems.append(f"{url}: {unwrapped} table(s) not inside a scrolling box")
-    problems += [f"{url}: {line}" for line in page.evaluate(LAYOUT)]
+        problems.append(f"{where}: {unwrapped} table(s) not inside a scrolling box")
+    problems += [f"{where}: {line}" for line in page.evaluate(LAYOUT, width >= WIDTH)]
     shot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shot), full_page=True)
     page.close()
@@ -123,15 +127,16 @@ def run(site: Path, out: Path, chromium: str) -> int:
         browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         names = pages(site)
         for i, name in enumerate(names, 1):
-            problems += check_page(
-                browser, root + name, out / f"{name.strip('/').replace('/', '-') or 'index'}.png"
-            )
+            shot = f"{name.strip('/').replace('/', '-') or 'index'}.png"
+            problems += check_page(browser, root + name, out / shot)
+            problems += check_page(browser, root + name, out / "phone" / shot, PHONE)
             print(f"[{i}/{len(names)}] {name or '/'}", file=sys.stderr, flush=True)
         problems += check_search(browser, root, out / "search.png")
         browser.close()
     for line in problems:
         print(line)
-    print(f"{len(names)} pages and the search looked at in Chromium: {len(problems)} problem(s); "
+    print(f"{len(names)} pages at {WIDTH} and {PHONE} px and the search looked at in Chromium: "
+          f"{len(problems)} problem(s); "
           f"screenshots in {out}")  # fmt: skip
     return 1 if problems else 0
 

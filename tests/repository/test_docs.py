@@ -27,6 +27,11 @@ def test_the_site_builds_in_strict_mode(tmp_path):
     for env_page in ("Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"):
         html = (tmp_path / "site" / "environments" / env_page / "index.html").read_text()
         assert "Version History" in html and "Action Space" in html
+    # every data cell is labelled with its column's heading: on a phone a row is shown as labelled cells
+    bench = (tmp_path / "site" / "benchmark" / "index.html").read_text()
+    cells = re.findall(r"<td[^>]*>", bench)
+    assert cells and all("data-label=" in c for c in cells)
+    assert re.findall(r'data-label="([^"]*)"', bench)[:3] == ["env", "agent", "deals"]
     # what the pages print as written: no Sphinx role, RST literal marker or run-on list item
     leftovers = {}
     for page in (tmp_path / "site").rglob("*.html"):
