@@ -106,6 +106,26 @@ def test_how_well_table(tmp_path, monkeypatch):
     assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
 
 
+def test_models32_rows_each_kept_model_with_its_share_of_the_optimum(tmp_path):
+    import shutil
+
+    from quadrat_env.experiments.benchmark import MODELS
+    from quadrat_env.experiments.zudecken import models32
+
+    for seed in (0, 1):  # two seeds of one run, under the names the study keeps
+        shutil.copy(MODELS / "zudecken32" / f"Zudecken32-maskable_ppo-exact-seed{seed}.zip", tmp_path)
+    (tmp_path / "notes.zip").write_bytes(b"")  # not a model of the study: left out
+    assert models32.main(["--deals", "30", "--models", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    data = json.loads((tmp_path / "out" / "zudecken32_models.json").read_text())
+    assert [(r["run"], r["seed"]) for r in data["rows"]] == [("exact", 0), ("exact", 1)]
+    for r in data["rows"]:
+        assert r["ci_low"] <= r["win_rate"] == r["wins"] / 30 <= r["ci_high"]
+        assert r["of_optimum"] == pytest.approx(r["win_rate"] / data["exact_optimum"])
+    mean = sum(r["win_rate"] for r in data["rows"]) / 2
+    md = (tmp_path / "out" / "zudecken32_models.md").read_text()
+    assert f"| exact: mean of 2 seeds | | {mean:.2%} | | {mean / data['exact_optimum']:.1%} |" in md
+
+
 def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
     """Greedy's regret: every decision with a choice is counted once, the bins add up to "all", and
     a choice of the best estimate has regret 0 (none is negative)."""
