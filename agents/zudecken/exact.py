@@ -37,12 +37,23 @@ import resource
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
 from quadrat_env.agents.zudecken.exact_key import SUITS, columns_into, compact, key_cells, key_into, popcount
-from quadrat_env.agents.zudecken.exact_memo import STOP, empty, entries, insert, load, lookup, put, store
+from quadrat_env.agents.zudecken.exact_memo import (
+    DONE,
+    FULL,
+    PAUSE,
+    STOP,
+    empty,
+    entries,
+    insert,
+    load,
+    lookup,
+    put,
+    store,
+)
 from quadrat_env.agents.zudecken.exact_parts import (
     BASE,
     COLS,
@@ -62,6 +73,7 @@ from quadrat_env.agents.zudecken.exact_parts import (
     sum_sorted,
     usable_cores,
 )
+from quadrat_env.agents.zudecken.exact_threads import run_searches
 
 from quadrat_env.core.checks import choice, whole
 from quadrat_env.core.jit import fingerprint
@@ -74,7 +86,7 @@ COVERS = ("groups", "pairs")
 RULES = N, MAX_GROUP, NEED_CLEAR, SYMMETRIC, THREAD, THREADS, LEAN = range(7)
 #: a search stops when another thread is done with it, when the memo is full (to grow it), or when
 #: paused (a checkpoint); each thread looks at the memo's fill every CHECK_EVERY entries it writes
-DONE, FULL, PAUSE, CHECK_EVERY = 2, 1, 3, 256
+CHECK_EVERY = 256
 
 
 # Recursive, so compiled without the disk cache: numba cannot load a cached recursive function.
@@ -260,7 +272,9 @@ class ExactSolver:
                 found = [self._search(table, unseen, 0, 1)]
             else:
                 try:
-                    found = self._run(table, unseen, threads, pause_every)
+                    found = run_searches(
+                        lambda t: self._search(table, unseen, t, threads), threads, self.shared, pause_every
+                    )
                 except KeyboardInterrupt:
                     if on_pause is not None:
                         on_pause()
@@ -271,21 +285,6 @@ class ExactSolver:
             if self.shared[STOP] == PAUSE and on_pause is not None:
                 on_pause()
             # stopped with none done: paused, or the memo is full (grown at the top of the loop)
-
-    def _run(self, table: int, unseen: int, threads: int, pause_every: float | None) -> list[float]:
-        """The searches in worker threads, so that the main thread keeps the clock and hears Ctrl-C."""
-        with ThreadPoolExecutor(threads) as pool:
-            futures = [pool.submit(self._search, table, unseen, t, threads) for t in range(threads)]
-            start = time.monotonic()
-            try:
-                while not all(f.done() for f in futures):
-                    wait(futures, timeout=0.2)
-                    if pause_every is not None and time.monotonic() - start >= pause_every:
-                        self.shared[STOP] = PAUSE  # each search returns -1 within microseconds
-            except BaseException:  # Ctrl-C: the searches stop at once too
-                self.shared[STOP] = DONE
-                raise
-            return [f.result() for f in futures]
 
     def _search(self, table: int, unseen: int, thread: int, threads: int) -> float:
         me, iwork, fwork, cache = self.work[thread]

@@ -25,6 +25,9 @@ from quadrat_env.core.jit import jit
 #: each thread's count a cache line apart from the others', so that counting does not bounce the
 #: line between cores
 PAD, STOP = 8, 0
+#: What ``shared[STOP]`` says: go on (0), the memo is full (to grow it), another search is done, pause
+#: (a checkpoint).
+FULL, DONE, PAUSE = 1, 2, 3
 
 
 def _pointer(context, builder, array_type, array, indices):  # noqa: ANN001, ANN202

@@ -53,6 +53,7 @@ GARBAGE = {
     "scripts.docs_check:main": [["--site", "/nonexistent"], ["--site", "docs", "--chromium", "/nonexistent"]],
     "experiments.zudecken.how_well:main": [["--deals", "0"], ["--budgets"], ["--budgets", "0"],
                                   ["--planner-deals", "x"]],
+    "experiments.zudecken.exact_stops:main": [["--trials", "0"], ["--ranks", "3"], ["--trials", "x"]],
     "experiments.zudecken.models32:main": [["--deals", "0"], ["--models", "/nonexistent"],
                                            ["--benchmark", "/nonexistent"]],
     "scripts.solver_then_now:main": [["--deals", "0"], ["--rounds", "-1"], ["--deals", "x"],

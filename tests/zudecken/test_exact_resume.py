@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -69,6 +70,34 @@ def test_a_stopped_solve_resumes_to_the_same_value_to_the_bit(how, uninterrupted
     result = json.loads((tmp_path / "results" / "zudecken_exact.json").read_text())["ranks"][str(RANKS)]
     assert result["resumed"] and result["hex"] == uninterrupted
     assert not (tmp_path / "cache" / "exact" / f"{RANKS}-cleared-groups").exists()  # done with
+
+
+def test_ctrl_c_as_a_search_thread_starts_leaves_no_search_writing_the_memo(monkeypatch):
+    """Ctrl-C can land in a worker thread's start, after the thread began: a thread pool then loses
+    track of it, and its search went on writing the memo while the checkpoint read it (a resumed
+    solve once ended on another value). The memo must be still from the checkpoint on."""
+    ExactSolver(4, lean=True, threads=1).win_rate()  # compiled first: a search then writes at once
+    solver = ExactSolver(RANKS, lean=True, threads=1)
+    solver.reserve(1 << 21)
+    original = threading.Thread.start
+
+    def start_then_ctrl_c(thread: threading.Thread) -> None:
+        original(thread)
+        monkeypatch.setattr(threading.Thread, "start", original)
+        raise KeyboardInterrupt  # as if Ctrl-C came while start() waited for the thread
+
+    monkeypatch.setattr(threading.Thread, "start", start_then_ctrl_c)
+    seen = []
+
+    def checkpoint() -> None:
+        seen.append(solver.positions)
+        time.sleep(0.3)  # a search left running would write positions meanwhile
+        seen.append(solver.positions)
+
+    with pytest.raises(KeyboardInterrupt):
+        solver.value(0, solver.all_cards, 1, pause_every=60.0, on_pause=checkpoint)
+    time.sleep(0.3)
+    assert seen == [solver.positions] * 2
 
 
 def test_a_checkpoint_of_another_solve_is_not_used_and_a_damaged_one_is_an_error(tmp_path):
