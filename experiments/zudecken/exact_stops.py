@@ -30,7 +30,9 @@ from quadrat_env.experiments.zudecken import exact_values
 from quadrat_env.core.checks import at_least
 from quadrat_env.extras import command
 
-CTRL_C = (  # the command with Ctrl-C as at a terminal, whatever this process was started with
+# The solve with Ctrl-C as at a terminal, even where this process runs with SIGINT ignored (a
+# background job of a script inherits SIG_IGN, and Python then leaves Ctrl-C ignored); the tests use it too.
+CTRL_C = (
     "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
     "runpy.run_module('quadrat_env.experiments.zudecken.exact_values', run_name='__main__')"
 )

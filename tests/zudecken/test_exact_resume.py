@@ -16,18 +16,10 @@ import numpy as np
 import pytest
 from quadrat_env.agents.zudecken import exact_checkpoint
 from quadrat_env.agents.zudecken.exact import ExactSolver, code_fingerprint
-from quadrat_env.experiments.zudecken import exact_values
+from quadrat_env.experiments.zudecken import exact_stops, exact_values
 
 ROOT = Path(__file__).resolve().parents[2]
 RANKS = 6  # seconds: long enough to be stopped mid-solve, after a checkpoint every 0.12 s
-
-
-# The command with Ctrl-C as at a terminal, even where this suite runs with SIGINT ignored (a
-# background job of a script inherits SIG_IGN, and Python then leaves Ctrl-C ignored).
-CTRL_C_AS_AT_A_TERMINAL = (
-    "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-    "runpy.run_module('quadrat_env.experiments.zudecken.exact_values', run_name='__main__')"
-)
 
 
 def args(out: Path, cache: Path) -> list[str]:
@@ -35,7 +27,7 @@ def args(out: Path, cache: Path) -> list[str]:
 
 
 def start(out: Path, cache: Path) -> subprocess.Popen:
-    command = [sys.executable, "-c", CTRL_C_AS_AT_A_TERMINAL, *args(out, cache),
+    command = [sys.executable, "-c", exact_stops.CTRL_C, *args(out, cache),
                "--checkpoint-minutes", "0.002"]  # fmt: skip
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
