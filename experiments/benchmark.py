@@ -47,9 +47,11 @@ README = Path("README.md")
 MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
 SCHEMA_VERSION = 1
 #: The kinds of committed model, each with the algorithm its file loads as: SB3's PPO and MaskablePPO
-#: runs (train, imitate), ``rl``: the afterstate TD(0) runs (td), and ``td_ppo``: MaskablePPO runs
-#: started from a TD run's model (``train --init <Name>-rl.zip``); both MaskablePPO files.
-MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo", "td_ppo": "maskable_ppo"}
+#: runs (train, imitate), ``rl``: the afterstate TD(0) runs (td, td_jax), ``td_ppo``: MaskablePPO runs
+#: started from a TD run's model (``train --init <Name>-rl.zip``) and ``ppo_jax``: the JAX PPO runs
+#: (ppo_jax, exported as MaskablePPO files).
+MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo", "td_ppo": "maskable_ppo",
+               "ppo_jax": "maskable_ppo"}  # fmt: skip
 
 
 def learned_from(models: Path, env_id: str, kind: str, seed: int) -> str:
@@ -180,7 +182,8 @@ def learned_label(kind: str, how: str | None) -> str:
     (an imitation network is saved as a maskable_ppo model but is no reinforcement learner)."""
     if how and how != "the reward":
         return f"imitation of {how} ({kind} file)"
-    return {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_ppo)"}.get(kind, kind)
+    return {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_ppo)",
+            "ppo_jax": "PPO in JAX (ppo_jax)"}.get(kind, kind)  # fmt: skip
 
 
 def _share(row: dict[str, Any], best: float | None) -> str:

@@ -71,6 +71,7 @@ _KINDS = {
     "maskable_ppo": "MaskablePPO",
     "rl": "afterstate TD(0)",
     "td_ppo": "MaskablePPO started from afterstate TD(0)",
+    "ppo_jax": "PPO in JAX",
 }
 _HOW = {"the reward": "from the reward", **_FROM}
 

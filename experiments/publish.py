@@ -63,15 +63,23 @@ def publish(run: Path, models: Path = MODELS) -> Path:
 JOURNAL = ".publish-journal.json"
 
 
+#: The kind of model a run makes, by the ``method`` its config names (td, td_jax, ppo_jax: the JAX
+#: learners' names are spelled here, so that publishing does not need JAX; a test checks them).
+METHOD_KINDS = {
+    "afterstate TD(0) from the reward": "rl",
+    "afterstate TD(0) from the reward, JAX": "rl",
+    "PPO from the reward, JAX": "ppo_jax",
+}
+
+
 def kind_of(config: dict) -> str:
     """The kind of committed model a run makes (``benchmark.MODEL_KINDS``): ``rl`` for afterstate TD
-    runs (MaskablePPO files), ``td_ppo`` for a MaskablePPO run started (``--init``) from a TD run's
-    model (``<Name>-rl.zip`` or ``seeds/<Name>-rl-seed<k>.zip``: PPO from the reward on a network
-    that learned from the reward), else the run's algorithm; imitation runs train MaskablePPO models."""
-    from quadrat_env.experiments.td import METHOD
-
-    if config.get("method") == METHOD:
-        return "rl"
+    runs (MaskablePPO files), ``ppo_jax`` for the JAX PPO runs, ``td_ppo`` for a MaskablePPO run
+    started (``--init``) from a TD run's model (``<Name>-rl.zip`` or ``seeds/<Name>-rl-seed<k>.zip``:
+    PPO from the reward on a network that learned from the reward), else the run's algorithm;
+    imitation runs train MaskablePPO models."""
+    if config.get("method") in METHOD_KINDS:
+        return METHOD_KINDS[config["method"]]
     algo = config.get("algo", "maskable_ppo")
     init = config.get("init")
     if algo == "maskable_ppo" and init and re.search(r"-rl(-seed\d+)?$", Path(str(init)).stem):

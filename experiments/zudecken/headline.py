@@ -22,6 +22,7 @@ PLAYERS: dict[str | tuple[str, str], str] = {
     "random": "random (uniform over legal moves)",
     "greedy": "greedy (largest group)",
     ("ppo", "the reward"): "PPO from the reward (MLP on the observation)",
+    ("ppo_jax", "the reward"): "PPO from the reward in JAX (MLP on the observation)",
     ("maskable_ppo", "the reward"): "MaskablePPO from the reward",
     ("rl", "the reward"): "afterstate TD(0) from the reward (afterstate network)",
     ("td_ppo", "the reward"): "MaskablePPO from the reward, started from the TD(0) network",

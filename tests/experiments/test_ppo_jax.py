@@ -8,6 +8,7 @@ import signal
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("jax")
 pytest.importorskip("optax")
@@ -16,7 +17,7 @@ pytest.importorskip("sb3_contrib")
 import jax  # noqa: E402
 from quadrat_env.agents.evaluate import evaluate  # noqa: E402
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import checkpoint, ppo_jax  # noqa: E402
+from quadrat_env.experiments import benchmark, checkpoint, ppo_jax, publish  # noqa: E402
 from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
 from quadrat_env.experiments.jax_learners.ppo import JaxPPO  # noqa: E402
 
@@ -56,6 +57,15 @@ def test_a_tiny_run_learns_and_its_model_plays_as_the_jax_policy(tmp_path):
     compiled = evaluate(QUADRILLE, agent, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
     assert compiled.wins == summary["test_wins"]
     assert compiled.illegal_rate == 0.0
+    # published where the benchmark finds it, as its own kind, with its training row
+    models = tmp_path / "models"
+    (tmp_path / "config.yml").write_text(yaml.safe_dump(settings.config()))  # as the command writes it
+    assert publish.publish(tmp_path, models) == models / "Quadrille-ppo_jax.zip"
+    published = SB3Agent.load(models / "Quadrille-ppo_jax.zip", benchmark.MODEL_KINDS["ppo_jax"], QUADRILLE)
+    again = evaluate(QUADRILLE, published, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
+    assert again.wins == summary["test_wins"]
+    row = f"| Quadrille-ppo_jax | 0 | PPO from the reward, JAX, 128 envs | {summary['moves']:,} |"
+    assert row in benchmark.training_table(models)
 
 
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):

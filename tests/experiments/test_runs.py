@@ -111,6 +111,17 @@ def test_each_run_publishes_as_the_kind_that_says_how_it_learned():
     assert benchmark.MODEL_KINDS["td_ppo"] == "maskable_ppo"
 
 
+def test_the_jax_learners_runs_publish_as_td_and_jax_ppo_models():
+    pytest.importorskip("jax")
+    from quadrat_env.experiments import ppo_jax, td, td_jax
+
+    # publish spells the JAX learners' methods itself (no JAX needed to publish): the same strings
+    assert publish.kind_of({"method": td_jax.METHOD, "algo": "maskable_ppo"}) == "rl"
+    assert publish.kind_of({"method": td.METHOD}) == "rl"
+    assert publish.kind_of({"method": ppo_jax.METHOD, "seed": 0}) == "ppo_jax"
+    assert benchmark.MODEL_KINDS["ppo_jax"] == "maskable_ppo"  # ppo_jax exports MaskablePPO files
+
+
 def test_a_forged_journal_stops_the_benchmark_before_any_deal_is_played(tmp_path, capsys):
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
