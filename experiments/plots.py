@@ -187,12 +187,14 @@ def _draw(ax: Any, curves: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str
 
 def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, float]) -> None:
     """Validation win rate against moves of every training seed (``curves``: a panel title to its
-    seeds' curve.csv files), with the exact optimum as a dashed line where ``optimum`` knows it."""
+    seeds' curve.csv files, each named ``...-seed<k>...`` or in a run folder ``<Name>-seed<k>``),
+    with the exact optimum as a dashed line where ``optimum`` knows it."""
     fig, axes = plt.subplots(len(curves), 1, figsize=(6.4, 3.8 * len(curves)), squeeze=False)
     for ax, (title, files) in zip(axes[:, 0], curves.items(), strict=True):
         for csv in files:
             data = np.genfromtxt(csv, delimiter=",", names=True, ndmin=1)
-            seed = csv.stem.rsplit("-seed", 1)[1].split("-")[0]
+            named = csv.stem if "-seed" in csv.stem else csv.parent.name
+            seed = named.rsplit("-seed", 1)[1].split("-")[0]
             ax.plot(data["moves"], data["win_rate"] * 100, marker="o", ms=3, lw=1.2, label=f"seed {seed}")
         if title in optimum:
             ax.axhline(optimum[title] * 100, color="tab:red", ls="--", lw=1.2,

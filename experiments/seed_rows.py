@@ -8,7 +8,8 @@ writes ``<out>/seeds-<learner>-<Name>.json`` and ``.md``: each seed's win rate, 
 seconds; their interquartile mean (IQM) with a 95% stratified bootstrap interval (rliable,
 ``--reps`` resamples, a fixed generator seed), the mean, the lowest and the highest; the device
 and method the runs name. Where the exact optimum is given (``--optimum``), each figure also as
-a share of it. A row with fewer than 10 seeds says so in its title.
+a share of it, and drawn in ``<out>/seeds-<learner>-<Name>.png``: every seed's validation curve
+(``curve.csv``). A row with fewer than 10 seeds says so in its title.
 """
 
 from __future__ import annotations
@@ -106,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--reps must be >= 100 and --optimum a win rate in (0, 1]")
         rows = read_seeds(args.runs, env_id)
         name = f"seeds-{args.runs.name}-{env_name(env_id)}"
-        if not args.overwrite and any((args.out / f"{name}{ext}").exists() for ext in (".json", ".md")):
+        if not args.overwrite and any(
+            (args.out / f"{name}{ext}").exists() for ext in (".json", ".md", ".png")
+        ):
             raise ValueError(f"{args.out / name}.json exists; pass --overwrite to replace it")
     except ValueError as err:
         p.error(str(err))
@@ -118,6 +121,12 @@ def main(argv: list[str] | None = None) -> int:
     record = {"title": title, "env_id": env_id, **result, "optimum": args.optimum, "rows": rows}
     atomic_write(args.out / f"{name}.json", json.dumps(record, indent=2))
     atomic_write(args.out / f"{name}.md", table(title, rows, result, args.optimum))
+    curves = [args.runs / f"{env_name(env_id)}-seed{r['seed']}" / "curve.csv" for r in rows]
+    if all(c.is_file() for c in curves):
+        from quadrat_env.experiments.plots import seed_curves
+
+        optimum = {} if args.optimum is None else {env_name(env_id): args.optimum}
+        seed_curves({env_name(env_id): curves}, args.out / f"{name}.png", optimum)
     print(f"{title}: IQM {result['iqm']:.2%} [{result['iqm_ci'][0]:.2%}, {result['iqm_ci'][1]:.2%}] -> "
           f"{args.out / name}.json, .md")  # fmt: skip
     return 0
