@@ -52,10 +52,28 @@ def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
             ) from None
         rows.append({"seed": int(found["seed"]), "test_win_rate": rate, "test_deals": deals,
                      "moves": summary.get("moves"), "seconds": summary.get("seconds"),
-                     "device": summary.get("device"), "method": summary.get("method")})  # fmt: skip
+                     "device": summary.get("device"), "method": summary.get("method"),
+                     "network": network(summary), "reward": reward(folder / "config.yml")})  # fmt: skip
     if not rows:
         raise ValueError(f"{runs} holds no finished run of {env_id} (<Name>-seed<k>/summary.json)")
     return sorted(rows, key=lambda r: r["seed"])
+
+
+def network(summary: dict[str, Any]) -> str:
+    """The network a run's summary names, with its layers: "mlp 64x64", "zudecken-afterstates"."""
+    layers = summary.get("net_arch") or []
+    return " ".join([str(summary.get("network", "?")), "x".join(map(str, layers))]).strip()
+
+
+def reward(config: Path) -> str:
+    """The reward a run learned from: its config's ``env_kwargs`` ``reward_mode`` (default sparse)."""
+    import yaml
+
+    try:
+        kwargs = (yaml.safe_load(config.read_text()) or {}).get("env_kwargs") or {}
+    except (OSError, yaml.YAMLError, AttributeError):
+        return "?"  # no readable config: the table says it does not know
+    return str(kwargs.get("reward_mode", "sparse"))
 
 
 def aggregate(rows: list[dict[str, Any]], reps: int = 2000, seed: int = 0) -> dict[str, Any]:
@@ -114,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         p.error(str(err))
     result = aggregate(rows, args.reps)
-    methods = sorted({str(r["method"]) for r in rows})
+    methods = sorted({f"{r['method']} ({r['reward']} reward, {r['network']})" for r in rows})
     few = "" if len(rows) >= FULL else f" (a published row has {FULL})"
     title = f"{', '.join(methods)} on {env_id}: {len(rows)} seeds{few}"
     args.out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,9 @@ def _runs(tmp_path, rates, name="Zudecken32"):  # noqa: ANN001, ANN202
         folder.mkdir(parents=True)
         (folder / "summary.json").write_text(json.dumps({"test_win_rate": rate, "test_deals": 10_000,
                                                          "moves": 10, "seconds": 1.0, "device": "cpu",
-                                                         "method": "afterstate TD(0)"}))  # fmt: skip
+                                                         "method": "PPO", "network": "mlp",
+                                                         "net_arch": [64, 64]}))  # fmt: skip
+        (folder / "config.yml").write_text("seed: 0\nenv_kwargs:\n  reward_mode: dense\n")
         (folder / "curve.csv").write_text(f"moves,seconds,deals,win_rate\n0,1,2000,0.1\n10,2,2000,{rate}\n")
     return tmp_path / "td_jax"
 
@@ -43,6 +45,7 @@ def test_the_command_writes_the_row_and_refuses_to_overwrite_it(tmp_path, capsys
     assert seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(out), "--optimum", "0.6229"]) == 0
     record = json.loads((out / "seeds-td_jax-Zudecken32.json").read_text())
     assert record["seeds"] == 3 and "a published row has 10" in record["title"]
+    assert record["title"].startswith("PPO (dense reward, mlp 64x64) on quadrat_env/Zudecken32-v0")
     assert "of the optimum" in (out / "seeds-td_jax-Zudecken32.md").read_text()
     assert (out / "seeds-td_jax-Zudecken32.png").read_bytes()[:4] == b"\x89PNG"  # every seed's curve
     with pytest.raises(SystemExit) as stop:
