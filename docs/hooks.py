@@ -3,7 +3,8 @@
 * ``environments/<Name>.md`` for every registered ID: the env class docstring (the spec, under
   Gymnasium's headings), with its picture, the ID's kwargs and its registration, as Gymnasium's
   ``docs/_scripts/gen_mds.py`` makes its env pages;
-* ``results/*.png`` (the benchmark's plots) and ``changelog.md`` (CHANGELOG.md), as they are;
+* ``results/**/*.png`` (the benchmark's and the records' plots) and ``changelog.md`` (CHANGELOG.md), as
+  they are;
 * every table cell labelled with its column's heading (``data-label``), so that on a phone, where a
   table of many columns cannot fit, ``stylesheets/extra.css`` shows each row as a card of labelled
   cells instead of hiding the last columns.
@@ -58,8 +59,9 @@ def on_files(files: Files, config: Any) -> Files:
         files.append(
             File.generated(config, f"environments/{short_name(env_id)}.md", content=env_page(env_id))
         )
-    for png in sorted((ROOT / "results").glob("*.png")):
-        files.append(File.generated(config, f"results/{png.name}", abs_src_path=str(png)))
+    for png in sorted((ROOT / "results").rglob("*.png")):  # the records' own folders too
+        name = png.relative_to(ROOT).as_posix()
+        files.append(File.generated(config, name, abs_src_path=str(png)))
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     files.append(File.generated(config, "changelog.md", content=changelog))
     return files
