@@ -143,8 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     if all(c.is_file() for c in curves):
         from quadrat_env.experiments.plots import seed_curves
 
-        optimum = {} if args.optimum is None else {env_name(env_id): args.optimum}
-        seed_curves({env_name(env_id): curves}, args.out / f"{name}.png", optimum)
+        panel = f"{env_name(env_id)}: {args.runs.name}, {len(rows)} seeds"
+        seed_curves(
+            {panel: curves}, args.out / f"{name}.png", {} if args.optimum is None else {panel: args.optimum}
+        )
     print(f"{title}: IQM {result['iqm']:.2%} [{result['iqm_ci'][0]:.2%}, {result['iqm_ci'][1]:.2%}] -> "
           f"{args.out / name}.json, .md")  # fmt: skip
     return 0
