@@ -234,6 +234,7 @@ def training_table(models: Path) -> str:
     """How each published model was trained: steps, wall time and speed (from its run folder)."""
     import yaml
     from quadrat_env.agents.networks import extractor  # torch: only for the training table
+    from quadrat_env.experiments.runs import network_name
 
     lines = ["| model | training seed | method | steps or labelled decisions | seconds | steps/s |",
              "|---|---:|---|---:|---:|---:|"]  # fmt: skip
@@ -248,7 +249,10 @@ def training_table(models: Path) -> str:
                 info.get("steps", info.get("moves")),
                 info.get("steps_per_second", info.get("moves_per_second")),
             )
-            method = f"{cfg.get('method', 'RL')}, {cfg['n_envs']} envs"
+            details = [network_name(info), f"on {info['device']}" if "device" in info else ""]
+            method = ", ".join(
+                [str(cfg.get("method", "RL")), *filter(None, details), f"{cfg['n_envs']} envs"]
+            )
             lines.append(
                 f"| {stem} | {cfg['seed']} | {method} | {steps:,} | {info['seconds']:.0f} | {speed:,} |"
             )

@@ -161,3 +161,10 @@ def check_flags(p: Any, flags: dict[str, int | None]) -> None:
     for flag, value in flags.items():
         if value is not None and value < 1:
             p.error(f"{flag} must be >= 1, got {value}")
+
+
+def network_name(summary: dict[str, Any]) -> str:
+    """The network a run's summary names, with its layers ("mlp 64x64", "zudecken-afterstates");
+    "" where it names none (the older runs' summaries)."""
+    layers = "x".join(str(n) for n in summary.get("net_arch") or [])
+    return " ".join(part for part in (str(summary.get("network", "")), layers) if part)

@@ -29,6 +29,7 @@ from quadrat_env.registry import resolve_id
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):
+    from quadrat_env.experiments.runs import network_name  # PyYAML
     from rliable import library as rly
     from rliable import metrics
 
@@ -53,16 +54,11 @@ def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
         rows.append({"seed": int(found["seed"]), "test_win_rate": rate, "test_deals": deals,
                      "moves": summary.get("moves"), "seconds": summary.get("seconds"),
                      "device": summary.get("device"), "method": summary.get("method"),
-                     "network": network(summary), "reward": reward(folder / "config.yml")})  # fmt: skip
+                     "network": network_name(summary) or "?",
+                     "reward": reward(folder / "config.yml")})  # fmt: skip
     if not rows:
         raise ValueError(f"{runs} holds no finished run of {env_id} (<Name>-seed<k>/summary.json)")
     return sorted(rows, key=lambda r: r["seed"])
-
-
-def network(summary: dict[str, Any]) -> str:
-    """The network a run's summary names, with its layers: "mlp 64x64", "zudecken-afterstates"."""
-    layers = summary.get("net_arch") or []
-    return " ".join([str(summary.get("network", "?")), "x".join(map(str, layers))]).strip()
 
 
 def reward(config: Path) -> str:

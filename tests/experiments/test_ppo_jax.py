@@ -64,7 +64,8 @@ def test_a_tiny_run_learns_and_its_model_plays_as_the_jax_policy(tmp_path):
     published = SB3Agent.load(models / "Quadrille-ppo_jax.zip", benchmark.MODEL_KINDS["ppo_jax"], QUADRILLE)
     again = evaluate(QUADRILLE, published, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
     assert again.wins == summary["test_wins"]
-    row = f"| Quadrille-ppo_jax | 0 | PPO from the reward, JAX, 128 envs | {summary['moves']:,} |"
+    method = f"PPO from the reward, JAX, mlp 64x64, on {summary['device']}, 128 envs"
+    row = f"| Quadrille-ppo_jax | 0 | {method} | {summary['moves']:,} |"
     assert row in benchmark.training_table(models)
 
 
