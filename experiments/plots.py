@@ -202,8 +202,9 @@ def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, fl
         ax.set_title(title)
         ax.set_xlabel("moves (all deals)")
         ax.set_ylabel("validation win rate, % (2,000 deals)")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, loc="lower right")
+        handles = ax.get_legend_handles_labels()[0]
+        if handles:  # ten seeds: two columns, where the curves leave room
+            ax.legend(fontsize=8, loc="best", ncol=2 if len(handles) > 6 else 1)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
