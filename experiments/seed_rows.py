@@ -8,8 +8,8 @@ writes ``<out>/seeds-<learner>-<Name>.json`` and ``.md``: each seed's win rate, 
 seconds; their interquartile mean (IQM) with a 95% stratified bootstrap interval (rliable,
 ``--reps`` resamples, a fixed generator seed), the mean, the lowest and the highest; the device
 and method the runs name. Where the exact optimum is given (``--optimum``), each figure also as
-a share of it, and drawn in ``<out>/seeds-<learner>-<Name>.png``: every seed's validation curve
-(``curve.csv``). A row with fewer than 10 seeds says so in its title.
+a share of it. ``<out>/seeds-<learner>-<Name>.png`` draws every seed's validation curve
+(``curve.csv``), with the optimum where given. A row with fewer than 10 seeds says so in its title.
 """
 
 from __future__ import annotations
