@@ -54,20 +54,27 @@ MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo
                "ppo_jax": "maskable_ppo"}  # fmt: skip
 
 
+#: What a model that learned from play learned from: the env's reward, sparse (the default: 1 for
+#: a won deal) or dense (``reward_mode: dense``: also a share for each card placed).
+REWARDS = ("the reward", "the dense reward")
+
+
 def learned_from(models: Path, env_id: str, kind: str, seed: int) -> str:
     """How a committed model learned, from its run's config (``configs/<Name>-<kind>-seed<k>.yml``):
-    "the reward", "a clairvoyant solver's labels" or "exact values" (imitation names its labels in
-    ``method``); "the reward" when the config says nothing else."""
+    "the reward" (sparse), "the dense reward" (its ``env_kwargs`` say ``reward_mode: dense``), "a
+    clairvoyant solver's labels" or "exact values" (imitation names its labels in ``method``); "the
+    reward" when the config says nothing else."""
     import yaml
 
     path = models / "configs" / f"{env_name(env_id)}-{kind}-seed{seed}.yml"
-    config = yaml.safe_load(path.read_text()) if path.is_file() else {}
-    method = str((config or {}).get("method", ""))
+    config = (yaml.safe_load(path.read_text()) if path.is_file() else {}) or {}
+    method = str(config.get("method", ""))
     if method.startswith("imitation of exact"):
         return "exact values"
     if method.startswith("imitation"):
         return "a clairvoyant solver's labels"
-    return "the reward"
+    dense = (config.get("env_kwargs") or {}).get("reward_mode") == "dense"
+    return REWARDS[dense]
 
 
 def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
@@ -180,7 +187,7 @@ def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def learned_label(kind: str, how: str | None) -> str:
     """A learned agent's name in the tables: what it is, not only the file format it is saved in
     (an imitation network is saved as a maskable_ppo model but is no reinforcement learner)."""
-    if how and how != "the reward":
+    if how and how not in REWARDS:
         return f"imitation of {how} ({kind} file)"
     return {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_ppo)",
             "ppo_jax": "PPO in JAX (ppo_jax)"}.get(kind, kind)  # fmt: skip

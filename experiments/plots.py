@@ -73,7 +73,7 @@ _KINDS = {
     "td_ppo": "MaskablePPO started from afterstate TD(0)",
     "ppo_jax": "PPO in JAX",
 }
-_HOW = {"the reward": "from the reward", **_FROM}
+_HOW = {"the reward": "from the reward", "the dense reward": "from the dense reward", **_FROM}
 
 
 def model_curves(models: Path, stem: str, window: int = 2000) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -189,23 +189,27 @@ def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, fl
     """Validation win rate against moves of every training seed (``curves``: a panel title to its
     seeds' curve.csv files, each named ``...-seed<k>...`` or in a run folder ``<Name>-seed<k>``),
     with the exact optimum as a dashed line where ``optimum`` knows it."""
-    fig, axes = plt.subplots(len(curves), 1, figsize=(6.4, 3.8 * len(curves)), squeeze=False)
+    # constrained layout makes room for each legend below its panel: inside, ten seeds' legend hid
+    # the optimum's line and the curves' ends
+    fig, axes = plt.subplots(len(curves), 1, figsize=(6.4, 4.4 * len(curves)), squeeze=False,
+                             layout="constrained")  # fmt: skip
     for ax, (title, files) in zip(axes[:, 0], curves.items(), strict=True):
         for csv in files:
             data = np.genfromtxt(csv, delimiter=",", names=True, ndmin=1)
             named = csv.stem if "-seed" in csv.stem else csv.parent.name
             seed = named.rsplit("-seed", 1)[1].split("-")[0]
-            ax.plot(data["moves"], data["win_rate"] * 100, marker="o", ms=3, lw=1.2, label=f"seed {seed}")
+            ax.plot(
+                data["moves"] / 1e6, data["win_rate"] * 100, marker="o", ms=3, lw=1.2, label=f"seed {seed}"
+            )
         if title in optimum:
             ax.axhline(optimum[title] * 100, color="tab:red", ls="--", lw=1.2,
                        label=f"exact optimum {optimum[title]:.2%}")  # fmt: skip
         ax.set_title(title)
-        ax.set_xlabel("moves (all deals)")
+        ax.set_xlabel("moves, millions (all deals)")
         ax.set_ylabel("validation win rate, % (2,000 deals)")
         handles = ax.get_legend_handles_labels()[0]
-        if handles:  # ten seeds: two columns, where the curves leave room
-            ax.legend(fontsize=8, loc="best", ncol=2 if len(handles) > 6 else 1)
-    fig.tight_layout()
+        if handles:
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(len(handles), 4))
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)

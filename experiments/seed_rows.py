@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if all(c.is_file() for c in curves):
         from quadrat_env.experiments.plots import seed_curves
 
-        panel = f"{env_name(env_id)}: {args.runs.name}, {len(rows)} seeds"
+        panel = f"{env_name(env_id)}, {len(rows)} seeds ({args.runs.name})\n{', '.join(methods)}"
         seed_curves(
             {panel: curves}, args.out / f"{name}.png", {} if args.optimum is None else {panel: args.optimum}
         )

@@ -16,12 +16,14 @@ from quadrat_env.registry import short_name as env_name
 HEADLINE = ("<!-- headline:start -->", "<!-- headline:end -->")
 IDS = ("quadrat_env/Zudecken-v0", "quadrat_env/Zudecken32-v0")
 #: The Zudecken players, best last: agents by name, and learned agents by (kind, what they learned
-#: from) -> label. Only reinforcement learning learns from the reward; its network is the one
+#: from) -> label. Only reinforcement learning learns from the reward (sparse unless the label says
+#: dense: a share for each card placed as well); its network is the one
 #: the row names (the afterstate network builds in the game's suit and rank structure).
 PLAYERS: dict[str | tuple[str, str], str] = {
     "random": "random (uniform over legal moves)",
     "greedy": "greedy (largest group)",
     ("ppo", "the reward"): "PPO from the reward (MLP on the observation)",
+    ("ppo", "the dense reward"): "PPO from the dense reward (MLP on the observation)",
     ("ppo_jax", "the reward"): "PPO from the reward in JAX (MLP on the observation)",
     ("maskable_ppo", "the reward"): "MaskablePPO from the reward",
     ("rl", "the reward"): "afterstate TD(0) from the reward (afterstate network)",

@@ -122,6 +122,22 @@ def test_the_jax_learners_runs_publish_as_td_and_jax_ppo_models():
     assert benchmark.MODEL_KINDS["ppo_jax"] == "maskable_ppo"  # ppo_jax exports MaskablePPO files
 
 
+def test_a_model_says_whether_it_learned_from_the_sparse_or_the_dense_reward(tmp_path):
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    write = {
+        "sparse": {"env_kwargs": {}},
+        "dense": {"env_kwargs": {"reward_mode": "dense"}},
+        "labels": {"method": "imitation of a clairvoyant solver", "env_kwargs": {"reward_mode": "dense"}},
+    }
+    for seed, config in enumerate(write.values()):
+        (configs / f"Zudecken-ppo_jax-seed{seed}.yml").write_text(yaml.safe_dump(config))
+    how = [benchmark.learned_from(tmp_path, ZU, "ppo_jax", seed) for seed in range(4)]  # seed 3: no config
+    assert how == ["the reward", "the dense reward", "a clairvoyant solver's labels", "the reward"]
+    assert benchmark.learned_label("ppo_jax", "the dense reward") == "PPO in JAX (ppo_jax)"
+    assert benchmark.learned_label("maskable_ppo", how[2]).startswith("imitation of")
+
+
 def test_a_forged_journal_stops_the_benchmark_before_any_deal_is_played(tmp_path, capsys):
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")

@@ -37,6 +37,17 @@ def test_every_kind_of_model_learned_from_the_reward_has_a_headline_row():
     assert all((kind, "the reward") in PLAYERS for kind in MODEL_KINDS)
 
 
+def test_every_committed_zudecken_model_has_a_headline_row_for_what_it_learned_from():
+    from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS, learned_from
+    from quadrat_env.experiments.zudecken.headline import PLAYERS
+
+    names = ("Zudecken", "Zudecken32")
+    found = {(kind, learned_from(MODELS, f"quadrat_env/{name}-v0", kind, 0)) for name in names
+             for kind in MODEL_KINDS if (MODELS / f"{name}-{kind}.zip").is_file()}  # fmt: skip
+    assert ("ppo", "the dense reward") in found  # the SB3 PPO models learned from the dense reward
+    assert found <= set(PLAYERS)
+
+
 def test_the_52_card_optimum_once_computed_fills_the_headline_and_the_benchmark_table(tmp_path):
     from quadrat_env.experiments.benchmark import markdown
     from quadrat_env.experiments.zudecken import exact_optima
