@@ -51,5 +51,21 @@ class SB3Agent(Agent):
                                       action_masks=np.asarray(action_masks).astype(bool))  # fmt: skip
         return self.model.predict(observation, state, episode_start, deterministic)
 
+    def probabilities(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The policy's probability of each action (what it samples in training; 0 for an illegal
+        action where the policy is masked, MaskablePPO)."""
+        import torch as th
+
+        if self.observes_mask:
+            observation = observe_mask(np.asarray(observation), np.asarray(mask))
+        policy = self.model.policy
+        obs = policy.obs_to_tensor(np.asarray(observation))[0]
+        with th.no_grad():
+            if self.masked:
+                dist = policy.get_distribution(obs, action_masks=np.asarray(mask).astype(bool)[None])
+            else:
+                dist = policy.get_distribution(obs)
+            return dist.distribution.probs[0].cpu().numpy().astype(np.float64)
+
     def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
         return int(self.predict(observation, action_masks=mask, deterministic=True)[0])

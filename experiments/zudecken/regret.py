@@ -62,12 +62,15 @@ def move_values(env_id: str, samples: int, seed: int) -> tuple[Any, str]:
 
 def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = True,
             env_id: str = ZU) -> dict[str, Any]:  # fmt: skip
-    """Play ``deals`` with ``agent``; per decision with a choice: its regret and the stock size."""
+    """Play ``deals`` with ``agent``; per decision with a choice: its regret and the stock size, and
+    for a policy that samples (an SB3 model: ``agent.probabilities``) the probability it gives its
+    own move and the best moves (what its training would sample there)."""
     from tqdm.auto import tqdm
 
     env = gym.make(env_id).unwrapped
     values, how = move_values(env_id, samples, seed)
-    regret, stock, wins = [], [], 0
+    sampling = hasattr(agent, "probabilities")
+    regret, stock, p_move, p_best, wins = [], [], [], [], 0
     for deal in tqdm(deals, unit="deal", desc="regret", disable=None if progress else True):
         obs, info = env.reset(seed=deal)
         done, reward = False, 0.0
@@ -79,15 +82,21 @@ def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = 
                 share = values(obs, mask, moves)
                 regret.append(float(share.max() - share[np.searchsorted(moves, action)]))
                 stock.append(env.state.stock_size)
+                if sampling:
+                    probs = agent.probabilities(obs, mask)
+                    p_move.append(float(probs[action]))
+                    p_best.append(float(probs[moves[share >= share.max() - 1e-9]].sum()))
             obs, reward, done, _, info = env.step(action)
         wins += reward > 0
     return {"regret": np.array(regret), "stock": np.array(stock), "wins": int(wins), "deals": len(deals),
-            "values": how}  # fmt: skip
+            "values": how, "p_move": np.array(p_move), "p_best": np.array(p_best)}  # fmt: skip
 
 
 def table(result: dict[str, Any]) -> list[dict[str, Any]]:
     """Per stock-size bin and in all: decisions, mean regret, share of decisions with regret > 0.05,
-    and regret summed per deal (wins per deal given away)."""
+    and regret summed per deal (wins per deal given away); for a sampling policy also, over the
+    decisions where its move gives something away (regret > 0), the mean probability it gives its
+    move and the best moves."""
     r, st, n = result["regret"], result["stock"], result["deals"]
     rows = []
     for name, keep in [*((f"stock {lo}-{hi - 1}", (st >= lo) & (st < hi)) for lo, hi in BINS),
@@ -99,7 +108,29 @@ def table(result: dict[str, Any]) -> list[dict[str, Any]]:
                      "mean_regret": float(part.mean()) if len(part) else 0.0,
                      "over_5_points": float((part > 0.05).mean()) if len(part) else 0.0,
                      "per_deal": float(part.sum() / n)})  # fmt: skip
+        if len(result.get("p_move", ())):
+            lost = keep & (r > 0)
+            rows[-1].update(p_move=float(result["p_move"][lost].mean()) if lost.any() else None,
+                            p_best=float(result["p_best"][lost].mean()) if lost.any() else None)  # fmt: skip
     return rows
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The table; with a sampling policy's two columns where it has them."""
+    sampling = "p_move" in rows[-1]
+    head = "| decisions | count | mean regret | regret > 0.05 | regret per deal |"
+    extra = " P(its move), regret > 0 | P(a best move), regret > 0 |"
+    lines = [
+        head + (extra if sampling else ""),
+        "|---|---:|---:|---:|---:|" + ("---:|---:|" if sampling else ""),
+    ]
+    for row in rows:
+        line = (f"| {row['decisions']} | {row['count']} | {row['mean_regret']:.4f} | "
+                f"{row['over_5_points']:.1%} | {row['per_deal']:.4f} |")  # fmt: skip
+        if sampling:
+            line += "".join(" – |" if row[k] is None else f" {row[k]:.3f} |" for k in ("p_move", "p_best"))
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 @command
@@ -130,10 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = table(result)
     print(f"{agent.name} on {args.env}: won {result['wins']} of {result['deals']} validation deals; regret "
           f"against {result['values']}:")  # fmt: skip
-    print("| decisions | count | mean regret | regret > 0.05 | regret per deal |\n|---|---:|---:|---:|---:|")
-    for row in rows:
-        print(f"| {row['decisions']} | {row['count']} | {row['mean_regret']:.4f} | "
-              f"{row['over_5_points']:.1%} | {row['per_deal']:.4f} |")  # fmt: skip
+    print(markdown(rows), end="")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         out = {
@@ -146,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             "table": rows,
             "regret": result["regret"].tolist(),
             "stock": result["stock"].tolist(),
+            "p_move": result["p_move"].tolist(),
+            "p_best": result["p_best"].tolist(),
         }
         atomic_write(args.out, json.dumps(out))  # fmt: skip
     return 0

@@ -86,3 +86,26 @@ def test_quadrat_bench_refuses_more_deals_than_memory_holds_in_one_line(tmp_path
     out = subprocess.run(command, capture_output=True, text=True)
     assert out.returncode == 2 and "GiB" in out.stderr and "lower --deals" in out.stderr
     assert "Traceback" not in out.stderr and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("algo", ["maskable_ppo", "ppo"])
+def test_a_models_probabilities_are_its_policy_and_its_deterministic_move_is_their_argmax(algo):
+    import gymnasium as gym
+
+    env_id = "quadrat_env/Zudecken32-v0"
+    agent, env = SB3Agent.load(MODELS / f"Zudecken32-{algo}.zip", algo, env_id), gym.make(env_id)
+    choices = 0
+    for deal in DEALS[:5]:
+        obs, info = env.reset(seed=deal)
+        done = False
+        while not done:
+            mask = info["action_mask"].astype(bool)
+            probs = agent.probabilities(obs, mask)
+            assert probs.shape == mask.shape and probs.sum() == pytest.approx(1, abs=1e-5)
+            if algo == "maskable_ppo":  # masked: no probability on an illegal move
+                assert (probs[~mask] == 0).all()
+            move = agent.act(obs, mask)
+            assert probs[move] == probs.max()
+            choices += mask.sum() > 1
+            obs, _, done, _, info = env.step(move)
+    assert choices > 5

@@ -153,6 +153,24 @@ def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
     assert max(saved["stock"]) <= 48 and "| all |" in capsys.readouterr().out
 
 
+def test_a_sampling_policys_regret_says_how_likely_it_was_to_try_the_best_move(tmp_path, capsys):
+    """A published PPO model's regrets (sampled values: Zudecken32's exact ones need the whole solved
+    table): the probability it gives its own move and the best moves, where its move gives some away."""
+    from quadrat_env.experiments.zudecken import regret
+
+    out = tmp_path / "regret.json"
+    assert regret.main(["--model", "Zudecken-ppo_jax", "--algo", "maskable_ppo", "--deals", "6",
+                        "--samples", "32", "--out", str(out), "--no-progress"]) == 0  # fmt: skip
+    saved = json.loads(out.read_text())
+    lost = np.array(saved["regret"]) > 0
+    p_move, p_best = np.array(saved["p_move"]), np.array(saved["p_best"])
+    assert len(p_move) == len(p_best) == len(lost) and lost.any()
+    assert ((p_move > 0) & (p_move <= 1 + 1e-6)).all() and (p_best[~lost] >= p_move[~lost] - 1e-6).all()
+    assert saved["table"][-1]["p_move"] == pytest.approx(p_move[lost].mean())
+    assert saved["table"][-1]["p_best"] == pytest.approx(p_best[lost].mean())
+    assert "P(a best move), regret > 0" in capsys.readouterr().out
+
+
 def test_the_32_card_models_load_and_play_zudecken32_legally():
     from quadrat_env.agents import evaluate
     from quadrat_env.agents.safe_load import load_model
