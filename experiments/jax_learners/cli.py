@@ -52,6 +52,8 @@ def parser(learner: Learner) -> argparse.ArgumentParser:
     p.add_argument("--eval-deals", type=int, help="override eval_deals from the YAML")
     p.add_argument("--test-deals", type=int, help="override test_deals from the YAML (0: none)")
     p.add_argument("--hyperparams", type=Path, help=f"YAML file (default: {learner.hyperparams.name})")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                   help="override a YAML setting (the value read as YAML), repeatable")  # fmt: skip
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
     again = p.add_mutually_exclusive_group()
     again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
@@ -74,8 +76,9 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
                     "--eval-deals": args.eval_deals})  # fmt: skip
     try:
         env_id = resolve_id(args.env)
-        overrides = {"n_moves": args.moves, "n_envs": args.n_envs, "eval_every": args.eval_every,
-                     "eval_deals": args.eval_deals, "test_deals": args.test_deals}  # fmt: skip
+        overrides = {**assignments(args.settings), "n_moves": args.moves, "n_envs": args.n_envs,
+                     "eval_every": args.eval_every, "eval_deals": args.eval_deals,
+                     "test_deals": args.test_deals}  # fmt: skip
         settings = learner.settings.load(
             env_id, args.seed, args.hyperparams or learner.hyperparams, **overrides
         )
@@ -90,6 +93,21 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
     except ValueError as err:
         p.error(str(err))
     return settings, run_dir
+
+
+def assignments(items: list[str]) -> dict[str, Any]:
+    """``--set KEY=VALUE`` options as settings (each value read as YAML: 0.05, [128, 128], {a: 1});
+    ``ValueError`` naming one that is not ``KEY=VALUE``."""
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ValueError(f"--set takes KEY=VALUE (a setting's name, then its value), got {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ValueError(f"--set {key.strip()}: not a YAML value: {value!r}") from None
+    return out
 
 
 def main(learner: Learner, argv: list[str] | None = None) -> int:

@@ -103,6 +103,10 @@ def test_settings_are_checked(change, message):
 @pytest.mark.parametrize(("args", "message"), [
     (["--env", "Nope"], "unknown env 'Nope'"),
     (["--env", "Quadrille", "--moves", "10"], "lower --n-envs"),
+    (["--env", "Quadrille", "--set", "ent_coef"], "--set takes KEY=VALUE"),
+    (["--env", "Quadrille", "--set", "ent_coef=[1"], "--set ent_coef: not a YAML value"),
+    (["--env", "Quadrille", "--set", "entropy=0.1"], "unknown settings: entropy"),
+    (["--env", "Quadrille", "--set", "ent_coef=2"], "ent_coef must be a number in [0, 1]"),
     (["--export", "missing-folder"], "not a readable checkpoint"),
     ([], "--env is required"),
 ])  # fmt: skip
@@ -112,3 +116,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, m
         ppo_jax.main([*args, "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and message in err.strip().splitlines()[-1], err
+
+
+def test_set_overrides_a_yaml_setting_in_the_runs_config(tmp_path, monkeypatch):
+    from quadrat_env.experiments.jax_learners import cli
+
+    monkeypatch.setattr(cli.Learner, "train", lambda *a, **k: {"interrupted": signal.SIGTERM, "moves": 0})
+    argv = ["--env", "Quadrille", "--set", "ent_coef=0.05", "--set", "hidden=[16, 16]", "--moves", "65536",
+            "--out", str(tmp_path)]  # fmt: skip
+    assert ppo_jax.main(argv) == 128 + signal.SIGTERM  # settings checked, config written, no training
+    config = yaml.safe_load((tmp_path / "ppo_jax" / "Quadrille-seed0" / "config.yml").read_text())
+    assert config["ent_coef"] == 0.05 and config["hidden"] == [16, 16] and config["n_moves"] == 65536
