@@ -62,12 +62,15 @@ def move_values(env_id: str, samples: int, seed: int) -> tuple[Any, str]:
 
 def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = True,
             env_id: str = ZU) -> dict[str, Any]:  # fmt: skip
-    """Play ``deals`` with ``agent``; per decision with a choice: its regret and the stock size, and
+    """Play ``deals`` with ``agent``; per decision with a choice (or an illegal action, which ends the
+    deal lost: its regret is all the deal's chance): its regret and the stock size, and
     for a policy that samples (an SB3 model: ``agent.probabilities``) the probability it gives its
     own move and the best moves (what its training would sample there)."""
     from tqdm.auto import tqdm
 
-    env = gym.make(env_id).unwrapped
+    # an illegal action (a model that plays without the mask) ends the deal, lost, as in the
+    # benchmark: the env's default would leave the state as it was, for the same action again
+    env = gym.make(env_id, illegal_action="end").unwrapped
     values, how = move_values(env_id, samples, seed)
     sampling = hasattr(agent, "probabilities")
     regret, stock, p_move, p_best, wins = [], [], [], [], 0
@@ -78,9 +81,11 @@ def regrets(agent: Any, deals: range, samples: int, seed: int, progress: bool = 
             mask = info["action_mask"].astype(bool)
             action = int(agent.predict(obs, action_masks=mask, deterministic=True)[0])
             moves = np.flatnonzero(mask)
-            if len(moves) > 1:
-                share = values(obs, mask, moves)
-                regret.append(float(share.max() - share[np.searchsorted(moves, action)]))
+            if len(moves) > 1 or not mask[action]:
+                # 'end' alone (no move left: the deal is lost) is worth nothing; else each move's value
+                share = np.zeros(1) if moves[0] >= env.game.num_moves else values(obs, mask, moves)
+                own = share[np.searchsorted(moves, action)] if mask[action] else 0.0  # illegal: lost
+                regret.append(float(share.max() - own))
                 stock.append(env.state.stock_size)
                 if sampling:
                     probs = agent.probabilities(obs, mask)

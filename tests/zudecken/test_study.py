@@ -153,6 +153,20 @@ def test_regret_table_counts_every_decision_with_a_choice(tmp_path, capsys):
     assert max(saved["stock"]) <= 48 and "| all |" in capsys.readouterr().out
 
 
+def test_an_illegal_action_ends_the_deal_lost_with_all_its_chance_as_regret():
+    """A model that plays without the mask may choose an illegal action: the deal ends there, lost (as
+    in the benchmark), and does not loop on the same action forever."""
+    from quadrat_env.experiments.zudecken import regret
+
+    class Illegal:  # the first illegal action of each decision, deterministically
+        def predict(self, obs, action_masks, deterministic=True):  # noqa: ANN001, ANN202
+            return np.flatnonzero(~np.asarray(action_masks, bool))[0], None
+
+    result = regret.regrets(Illegal(), range(3), samples=16, seed=0, progress=False)
+    assert result["wins"] == 0 and len(result["regret"]) == 3  # one decision a deal, then it ended
+    assert (result["regret"] >= 0).all() and (result["regret"] <= 1).all() and result["regret"].max() > 0
+
+
 def test_a_sampling_policys_regret_says_how_likely_it_was_to_try_the_best_move(tmp_path, capsys):
     """A published PPO model's regrets (sampled values: Zudecken32's exact ones need the whole solved
     table): the probability it gives its own move and the best moves, where its move gives some away."""
