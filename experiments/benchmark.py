@@ -256,7 +256,9 @@ def training_table(models: Path) -> str:
                 info.get("steps", info.get("moves")),
                 info.get("steps_per_second", info.get("moves_per_second")),
             )
-            details = [network_name(info), f"on {info['device']}" if "device" in info else ""]
+            dense = (cfg.get("env_kwargs") or {}).get("reward_mode") == "dense"
+            details = ["dense reward" if dense else "", network_name(info),
+                       f"on {info['device']}" if "device" in info else ""]  # fmt: skip
             method = ", ".join(
                 [str(cfg.get("method", "RL")), *filter(None, details), f"{cfg['n_envs']} envs"]
             )
