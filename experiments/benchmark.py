@@ -73,8 +73,12 @@ def learned_from(models: Path, env_id: str, kind: str, seed: int) -> str:
         return "exact values"
     if method.startswith("imitation"):
         return "a clairvoyant solver's labels"
-    dense = (config.get("env_kwargs") or {}).get("reward_mode") == "dense"
-    return REWARDS[dense]
+    return REWARDS[dense_reward(config)]
+
+
+def dense_reward(config: dict[str, Any]) -> bool:
+    """Whether a run's config has its env pay the dense reward (``env_kwargs: {reward_mode: dense}``)."""
+    return (config.get("env_kwargs") or {}).get("reward_mode") == "dense"
 
 
 def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
@@ -256,8 +260,7 @@ def training_table(models: Path) -> str:
                 info.get("steps", info.get("moves")),
                 info.get("steps_per_second", info.get("moves_per_second")),
             )
-            dense = (cfg.get("env_kwargs") or {}).get("reward_mode") == "dense"
-            details = ["dense reward" if dense else "", network_name(info),
+            details = ["dense reward" if dense_reward(cfg) else "", network_name(info),
                        f"on {info['device']}" if "device" in info else ""]  # fmt: skip
             method = ", ".join(
                 [str(cfg.get("method", "RL")), *filter(None, details), f"{cfg['n_envs']} envs"]
