@@ -9,7 +9,10 @@ rate falling linearly). The reward is the env's own: sparse (1 for a won deal) u
 ``env_kwargs`` name ``reward_mode: dense``; a deal cut off by the time limit counts as ended. The
 network is SB3's default actor-critic MLP on the observation (``hidden`` tanh units, separate
 policy and value networks), started from fresh weights: no other learner's weights, no features
-of the game beyond the observation.
+of the game beyond the observation. With ``features: zudecken-afterstates`` (``--set
+features=zudecken-afterstates``) the policy is instead ``td``'s afterstate network, its score of a
+move's afterstate the move's logit (fresh weights, ``features_kwargs`` its sizes), the critic the
+same value MLP; its ``model.zip`` is then the afterstate network alone, as ``td_jax`` writes it.
 
 Settings come from ``experiments/hyperparams/ppo_jax.yml`` keyed by env ID; the run folder
 (``runs/ppo_jax/<Name>-seed<k>``) holds what ``td_jax``'s holds: ``config.yml``, ``curve.csv``
@@ -35,9 +38,10 @@ with importing(__name__):  # the 'jax' and 'train' extras: one line naming the m
     from quadrat_env.experiments import checkpoint
     from quadrat_env.experiments.jax_learners import cli
     from quadrat_env.experiments.jax_learners.cli import Learner
-    from quadrat_env.experiments.jax_learners.ppo import JaxPPO, forward
+    from quadrat_env.experiments.jax_learners.ppo import JaxPPO, afterstate_weights, forward
     from quadrat_env.experiments.jax_learners.run import WEIGHTS
     from quadrat_env.experiments.runs import RunSettings
+    from quadrat_env.experiments.td_jax import write_afterstate_model
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "ppo_jax.yml"
 METHOD = "PPO from the reward, JAX"
@@ -69,6 +73,10 @@ class Settings(RunSettings):
     eval_deals: int = 2000
     test_deals: int = 10_000
     env_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: An afterstate network whose scores are the policy's logits (``td``'s ``features``); none: the MLP.
+    features: str | None = None
+    #: The afterstate network's sizes (channels, layers, hidden).
+    features_kwargs: dict[str, Any] = field(default_factory=dict)
     method: str = METHOD
 
     def __post_init__(self) -> None:
@@ -86,6 +94,10 @@ class Settings(RunSettings):
             type(h) is int and 1 <= h <= 4096 for h in self.hidden
         ):
             raise ValueError(f"hidden must be a list of layer widths in 1..4096, got {self.hidden!r}")
+        if self.features is not None and not isinstance(self.features, str):
+            raise ValueError(f"features must be an afterstate network's name or null, got {self.features!r}")
+        if self.features is None and self.features_kwargs:
+            raise ValueError("features_kwargs sizes an afterstate policy: name its network in features")
         batch = self.n_envs * self.n_steps
         if batch % self.n_minibatches:
             raise ValueError(
@@ -96,20 +108,32 @@ class Settings(RunSettings):
                              f"{self.n_moves:,} (--moves): lower --n-envs")  # fmt: skip
 
     def config(self) -> dict[str, Any]:
-        return asdict(self)
+        """The settings; the afterstate policy's only where one is chosen (so the runs of the MLP,
+        written before it existed, resume)."""
+        out = asdict(self)
+        if self.features is None:
+            del out["features"], out["features_kwargs"]
+        return out
 
 
 def export_model(run_dir: Path) -> Path:
     """``run_dir/model.zip``: the weights of ``run_dir/weights.npz`` in SB3's MaskablePPO
-    ``MlpPolicy`` of the same layers, checked to give the same logits."""
+    ``MlpPolicy`` of the same layers, checked to give the same logits; for an afterstate policy the
+    afterstate network alone, as ``td_jax`` exports it (the critic is not needed to play)."""
+    path = run_dir / WEIGHTS
+    meta, arrays = checkpoint.load(path)
+    if meta.get("features") is not None:
+        return write_afterstate_model(run_dir, meta, afterstate_weights(arrays), path)
+    return _export_mlp(run_dir, meta, arrays, path)
+
+
+def _export_mlp(run_dir: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray], path: Path) -> Path:
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
 
     from quadrat_env.files import save_model
 
-    path = run_dir / WEIGHTS
-    meta, arrays = checkpoint.load(path)
     hidden, env_id = meta.get("net_arch"), meta.get("env_id")
     if meta.get("network") != "mlp" or not isinstance(hidden, list) or env_id not in env_ids():
         raise ValueError(f"{path} names no MLP policy and env (network, net_arch, env_id)")

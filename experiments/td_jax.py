@@ -68,13 +68,20 @@ class Settings(TDSettings):
 def export_model(run_dir: Path) -> Path:
     """``run_dir/model.zip``: the weights of ``run_dir/weights.npz`` in the torch afterstate network
     of an SB3 MaskablePPO model (what ``td`` writes), checked to give the same scores."""
+    path = run_dir / WEIGHTS
+    meta, arrays = checkpoint.load(path)
+    return write_afterstate_model(run_dir, meta, arrays, path)
+
+
+def write_afterstate_model(run_dir: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray],
+                           path: Path) -> Path:  # fmt: skip
+    """``run_dir/model.zip`` from an afterstate network's weights ``arrays`` and the ``meta`` that
+    names it (features, features_kwargs, env_id, env_kwargs, seed), read from ``path``."""
     import torch
     from quadrat_env.agents.networks import afterstate_model, afterstate_names
 
     from quadrat_env.files import save_model
 
-    path = run_dir / WEIGHTS
-    meta, arrays = checkpoint.load(path)
     features, size, env_id = meta.get("features"), meta.get("features_kwargs"), meta.get("env_id")
     if features not in afterstate_names() or not isinstance(size, dict) or env_id not in env_ids():
         raise ValueError(f"{path} names no afterstate network and env (features, features_kwargs, env_id)")

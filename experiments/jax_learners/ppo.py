@@ -5,6 +5,10 @@ tanh units, orthogonal initial weights as SB3 draws them), written as pure funct
 named and shaped as the torch policy's ``state_dict`` (``mlp_extractor.policy_net.0.weight``, ...),
 so a model learned here is an ordinary MaskablePPO model once exported. Illegal actions get the
 logit SB3's ``MaskableCategorical`` gives them (-1e8): they are never sampled and carry no gradient.
+
+With ``features`` naming an afterstate network (``zudecken-afterstates``) the policy's logit for a
+move is that network's score of the move's afterstate (its weights under ``afterstates/`` in the
+params); the critic stays SB3's value MLP on the observation, so only the policy's network changes.
 """
 
 from __future__ import annotations
@@ -15,13 +19,21 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import optax
+from quadrat_env.agents.networks import jax_afterstate_network
 from quadrat_env.experiments.jax_learners.run import Stats, reset_ended
 
 from quadrat_env.functional import make
 
 #: SB3's logit for a masked action.
 MASKED = -1e8
+#: Where an afterstate policy's weights are in the params (the rest: the critic).
+AFTERSTATES = "afterstates/"
 Params = dict[str, jax.Array]
+
+
+def afterstate_weights(params: Params) -> Params:
+    """An afterstate policy's network weights, named as the torch network's ``state_dict``."""
+    return {k[len(AFTERSTATES) :]: v for k, v in params.items() if k.startswith(AFTERSTATES)}
 
 
 def init_policy(key: jax.Array, obs_size: int, n_actions: int, hidden: tuple[int, ...]) -> Params:
@@ -47,21 +59,25 @@ def _orthogonal(key: jax.Array, rows: int, cols: int, gain: float) -> jax.Array:
     return jax.nn.initializers.orthogonal(gain)(key, (rows, cols), jnp.float32)
 
 
+def _mlp(params: Params, net: str, obs: jax.Array) -> jax.Array:
+    h, i = obs, 0
+    while f"mlp_extractor.{net}.{i}.weight" in params:
+        h = jnp.tanh(
+            h @ params[f"mlp_extractor.{net}.{i}.weight"].T + params[f"mlp_extractor.{net}.{i}.bias"]
+        )
+        i += 2
+    return h
+
+
+def value(params: Params, obs: jax.Array) -> jax.Array:
+    """The critic's value of each observation (SB3's value MLP)."""
+    return (_mlp(params, "value_net", obs) @ params["value_net.weight"].T + params["value_net.bias"])[..., 0]
+
+
 def forward(params: Params, obs: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """The masked logits and the value of each observation."""
-
-    def mlp(net: str) -> jax.Array:
-        h, i = obs, 0
-        while f"mlp_extractor.{net}.{i}.weight" in params:
-            h = jnp.tanh(
-                h @ params[f"mlp_extractor.{net}.{i}.weight"].T + params[f"mlp_extractor.{net}.{i}.bias"]
-            )
-            i += 2
-        return h
-
-    logits = mlp("policy_net") @ params["action_net.weight"].T + params["action_net.bias"]
-    value = (mlp("value_net") @ params["value_net.weight"].T + params["value_net.bias"])[..., 0]
-    return jnp.where(mask, logits, MASKED), value
+    """The MLP policy's masked logits and the value of each observation."""
+    logits = _mlp(params, "policy_net", obs) @ params["action_net.weight"].T + params["action_net.bias"]
+    return jnp.where(mask, logits, MASKED), value(params, obs)
 
 
 class Transition(NamedTuple):
@@ -89,6 +105,9 @@ class JaxPPO:
         self.s = s = settings
         self.core = make(s.env_id, **s.env_kwargs)
         self.hidden = tuple(s.hidden)
+        obs_size = self.core.observation_shape[0]
+        self.net = None if s.features is None else jax_afterstate_network(s.features, obs_size)
+        self.size = {} if self.net is None else self.net.sizes(**s.features_kwargs)
         self.moves_per_update = s.n_envs * s.n_steps
         self.total_updates = math.ceil(s.n_moves / self.moves_per_update)
         steps = self.total_updates * s.update_epochs * s.n_minibatches
@@ -98,19 +117,35 @@ class JaxPPO:
         self.play = jax.jit(self._play)
 
     def describe(self) -> dict[str, Any]:
-        return {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
+        if self.net is None:
+            return {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
+        critic = {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
+        return {"network": self.s.features, "features": self.s.features, "features_kwargs": self.size,
+                "critic": critic}  # fmt: skip
 
     def init(self) -> Carry:
         key, net_key, env_key = jax.random.split(jax.random.key(self.s.seed), 3)
         params = init_policy(net_key, self.core.observation_shape[0], self.core.num_actions, self.hidden)
+        if self.net is not None:  # the afterstate network is the policy; the critic is the MLP's
+            drawn = self.net.init(jax.random.fold_in(net_key, 1), **self.size)
+            params = {k: v for k, v in params.items() if "value_net" in k}
+            params.update({AFTERSTATES + k: v for k, v in drawn.items()})
         env = jax.vmap(self.core.init)(jax.random.split(env_key, self.s.n_envs))
         return Carry(params, self.optimizer.init(params), env, jax.random.key_data(key), jnp.int32(0))
+
+    def forward(self, params: Params, obs: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """The policy's masked logits and the critic's value of each observation."""
+        if self.net is None:
+            return forward(params, obs, mask)
+        grids, scored = jax.vmap(self.net.afterstates)(obs)
+        logits = self.net.scores(afterstate_weights(params), grids, scored)
+        return jnp.where(mask, logits, MASKED), value(params, obs)
 
     def _step(self, params: Params, env: Any, key: jax.Array) -> tuple[Any, Transition, Stats]:
         """One sampled move on every deal; a deal that ends is replaced by a new random one."""
         k_move, k_deal = jax.random.split(key)
         obs, mask = jax.vmap(self.core.observe)(env), env.legal_action_mask
-        logits, value = forward(params, obs, mask)
+        logits, value_now = self.forward(params, obs, mask)
         action = jax.random.categorical(k_move, logits)
         logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
         new = jax.vmap(self.core.step)(env, action)
@@ -118,7 +153,7 @@ class JaxPPO:
         fresh = jax.vmap(self.core.init)(jax.random.split(k_deal, done.shape[0]))
         env = reset_ended(done, fresh, new)
         stats = Stats(new.terminated.sum(), new.won.sum(), jnp.float32(0))
-        return env, Transition(obs, mask, action, logp, value, new.reward, done), stats
+        return env, Transition(obs, mask, action, logp, value_now, new.reward, done), stats
 
     def _advantages(self, batch: Transition, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
         """GAE(lambda) over the rollout (time-major); the advantages and the value targets."""
@@ -138,14 +173,14 @@ class JaxPPO:
 
     def _loss(self, params: Params, t: Transition, adv: jax.Array, target: jax.Array) -> jax.Array:
         s = self.s
-        logits, value = forward(params, t.obs, t.mask)
+        logits, new_value = self.forward(params, t.obs, t.mask)
         logp_all = jax.nn.log_softmax(logits)
         logp = jnp.take_along_axis(logp_all, t.action[:, None], 1)[:, 0]
         ratio = jnp.exp(logp - t.logp)
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         policy = -jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - s.clip_eps, 1 + s.clip_eps) * adv).mean()
-        clipped = t.value + jnp.clip(value - t.value, -s.clip_eps, s.clip_eps)
-        value_loss = 0.5 * jnp.maximum((value - target) ** 2, (clipped - target) ** 2).mean()
+        clipped = t.value + jnp.clip(new_value - t.value, -s.clip_eps, s.clip_eps)
+        value_loss = 0.5 * jnp.maximum((new_value - target) ** 2, (clipped - target) ** 2).mean()
         entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
         return policy + s.vf_coef * value_loss - s.ent_coef * entropy
 
@@ -181,7 +216,7 @@ class JaxPPO:
             return env, (t, stats)
 
         env, (batch, stats) = jax.lax.scan(play, carry.env, jnp.stack(keys))
-        last_value = forward(carry.params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[1]
+        last_value = value(carry.params, jax.vmap(self.core.observe)(env))
         adv, target = self._advantages(batch, last_value)
         flat = jax.tree_util.tree_map(
             lambda x: x.reshape(self.moves_per_update, *x.shape[2:]), (batch, adv, target)
@@ -203,7 +238,7 @@ class JaxPPO:
 
         def move(c: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
             env, won = c
-            logits = forward(params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[0]
+            logits = self.forward(params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[0]
             env = jax.vmap(self.core.step)(env, logits.argmax(1))
             return env, won | env.won
 

@@ -18,6 +18,7 @@ import jax  # noqa: E402
 from quadrat_env.agents.evaluate import evaluate  # noqa: E402
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
 from quadrat_env.experiments import benchmark, checkpoint, ppo_jax, publish  # noqa: E402
+from quadrat_env.experiments.jax_learners import ppo as core  # noqa: E402
 from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
 from quadrat_env.experiments.jax_learners.ppo import JaxPPO  # noqa: E402
 
@@ -33,9 +34,15 @@ def small(**kw) -> ppo_jax.Settings:  # noqa: ANN003
     return ppo_jax.Settings(**values)
 
 
-@pytest.mark.parametrize("env_id", [QUADRILLE, Z32])
-def test_sampled_actions_are_always_legal(env_id):
-    learner = JaxPPO(small(env_id=env_id))
+AFTERSTATES = {
+    "features": "zudecken-afterstates",
+    "features_kwargs": {"channels": 8, "layers": 2, "hidden": 16},
+}
+
+
+@pytest.mark.parametrize(("env_id", "policy"), [(QUADRILLE, {}), (Z32, {}), (Z32, AFTERSTATES)])
+def test_sampled_actions_are_always_legal(env_id, policy):
+    learner = JaxPPO(small(env_id=env_id, **policy))
     carry, step = learner.init(), jax.jit(learner._step)
     env, keys = carry.env, jax.random.split(jax.random.key(1), 40)
     for key in keys:  # 40 moves on 64 deals, new deals dealt as old ones end
@@ -69,6 +76,39 @@ def test_a_tiny_run_learns_and_its_model_plays_as_the_jax_policy(tmp_path):
     assert row in benchmark.training_table(models)
 
 
+def test_an_afterstate_policy_scores_the_moves_and_its_model_plays_as_the_jax_policy(tmp_path):
+    """The afterstate network as the policy: its logits are the network's scores of the legal
+    moves, the critic is the MLP's value net; the exported model (the afterstate network alone, as
+    td_jax writes it) gives the JAX policy's move probabilities and wins the same held-out deals,
+    but for near-ties broken differently by the two backends' rounding."""
+    settings = small(env_id=Z32, n_moves=4096, test_deals=200, **AFTERSTATES)
+    learner = JaxPPO(settings)
+    params = learner.init().params
+    assert {k for k in params if not k.startswith(core.AFTERSTATES)} == {
+        k for k in core.init_policy(jax.random.key(0), 169, 12, (32, 32)) if "value_net" in k
+    }
+    env = learner.init().env
+    obs = jax.vmap(learner.core.observe)(env)
+    logits = np.asarray(learner.forward(params, obs, env.legal_action_mask)[0])
+    scores = np.asarray(
+        learner.net.scores(core.afterstate_weights(params), *jax.vmap(learner.net.afterstates)(obs))
+    )
+    legal = np.asarray(env.legal_action_mask)
+    assert np.array_equal(logits[legal], scores[legal]) and (logits[~legal] == core.MASKED).all()
+    assert "features" not in small().config() and small().config() == small(features=None).config()
+
+    summary = ppo_jax.train(settings, tmp_path, progress=False)
+    assert summary["network"] == "zudecken-afterstates" and summary["critic"]["net_arch"] == [32, 32]
+    trained = {k: jax.numpy.asarray(v) for k, v in checkpoint.load(tmp_path / jax_run.WEIGHTS)[1].items()}
+    logits = learner.forward(trained, obs, env.legal_action_mask)[0]
+    agent = SB3Agent.load(tmp_path / "model.zip", None, Z32)
+    theirs = np.stack([agent.probabilities(o[None], m) for o, m in zip(np.asarray(obs), legal, strict=True)])
+    assert np.allclose(theirs, jax.nn.softmax(logits), atol=1e-5)  # the same policy, move for move
+    compiled = evaluate(Z32, agent, seeds.BENCHMARK.take(200), progress=False, n_envs=200)[0]
+    # greedy play: the same deals won but where near-ties break differently (measured: 13 vs 12)
+    assert abs(compiled.wins - summary["test_wins"]) <= 3 and compiled.illegal_rate == 0.0
+
+
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):
     monkeypatch.setattr(jax_run, "CALL_MOVES", 1024)
     ppo_jax.train(small(), tmp_path / "whole", progress=False)
@@ -94,6 +134,8 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatc
     ({"max_grad_norm": 0}, "max_grad_norm must be a number > 0"),
     ({"gamma": 1.5}, "gamma must be a number in"),
     ({"n_moves": 100}, "lower --n-envs"),
+    ({"features_kwargs": {"channels": 8}}, "features_kwargs sizes an afterstate policy"),
+    ({"features": 3}, "features must be an afterstate network's name"),
 ])  # fmt: skip
 def test_settings_are_checked(change, message):
     with pytest.raises(ValueError, match=message):
@@ -107,6 +149,10 @@ def test_settings_are_checked(change, message):
     (["--env", "Quadrille", "--set", "ent_coef=[1"], "--set ent_coef: not a YAML value"),
     (["--env", "Quadrille", "--set", "entropy=0.1"], "unknown settings: entropy"),
     (["--env", "Quadrille", "--set", "ent_coef=2"], "ent_coef must be a number in [0, 1]"),
+    (["--env", "Zudecken32", "--set", "features=nope"], "features 'nope' has no JAX afterstate network"),
+    (["--env", "Quadrille", "--set", "features=zudecken-afterstates"], "expects a Zudecken observation"),
+    (["--env", "Zudecken32", "--set", "features=zudecken-afterstates", "--set", "features_kwargs={depth: 2}"],
+     "unknown afterstate network sizes: depth"),
     (["--export", "missing-folder"], "not a readable checkpoint"),
     ([], "--env is required"),
 ])  # fmt: skip
