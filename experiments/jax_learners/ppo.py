@@ -117,11 +117,11 @@ class JaxPPO:
         self.play = jax.jit(self._play)
 
     def describe(self) -> dict[str, Any]:
+        mlp = {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
         if self.net is None:
-            return {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
-        critic = {"network": "mlp", "net_arch": list(self.hidden), "activation": "tanh"}
+            return mlp
         return {"network": self.s.features, "features": self.s.features, "features_kwargs": self.size,
-                "critic": critic}  # fmt: skip
+                "critic": mlp}  # fmt: skip
 
     def init(self) -> Carry:
         key, net_key, env_key = jax.random.split(jax.random.key(self.s.seed), 3)
