@@ -62,6 +62,19 @@ def _solved_tables_in_a_temporary_folder(tmp_path_factory):
         os.environ["QUADRAT_ENV_CACHE"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_logs_in_a_temporary_folder(tmp_path_factory):
+    """SB3's ``learn`` without a log folder (verbose 0, no tensorboard) makes an empty
+    ``$TMPDIR/SB3-<time>`` folder per call unless ``SB3_LOGDIR`` names one: this test session's."""
+    old = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    if old is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = old
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """PPO and MaskablePPO trained on Zudecken for a few hundred steps, laid out as committed models."""
