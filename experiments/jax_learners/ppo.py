@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.jax_learners.run import Stats, reset_ended
+from quadrat_env.experiments.jax_learners.run import Stats, repeat, reset_ended
 
 from quadrat_env.functional import make
 
@@ -113,7 +113,7 @@ class JaxPPO:
         steps = self.total_updates * s.update_epochs * s.n_minibatches
         lr = optax.linear_schedule(s.learning_rate, s.learning_rate_end, steps)
         self.optimizer = optax.chain(optax.clip_by_global_norm(s.max_grad_norm), optax.adam(lr, eps=1e-5))
-        self.train = jax.jit(self._train, static_argnums=1)
+        self.train = jax.jit(self._train)
         self.play = jax.jit(self._play)
 
     def describe(self) -> dict[str, Any]:
@@ -225,9 +225,9 @@ class JaxPPO:
         new = Carry(params, opt_state, env, jax.random.key_data(key), carry.updates + 1)
         return new, Stats(stats.deals.sum(), stats.wins.sum(), loss)
 
-    def _train(self, carry: Carry, n_updates: int) -> tuple[Carry, Stats]:
-        carry, stats = jax.lax.scan(self._update, carry, None, length=n_updates)
-        return carry, Stats(stats.deals.sum(), stats.wins.sum(), stats.loss.mean())
+    def _train(self, carry: Carry, n_updates: jax.Array) -> tuple[Carry, Stats]:
+        """``n_updates`` updates; the deals ended, deals won and the mean loss over them."""
+        return repeat(self._update, carry, n_updates)
 
     def _play(self, params: Params, decks: jax.Array) -> jax.Array:
         """Play ``decks`` (pack indices) with the most likely legal action; which deals were won."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from gymnasium.utils import seeding
 from quadrat_env.agents.evaluate import wilson
@@ -33,8 +34,13 @@ CHECKPOINT = "checkpoint.npz"
 WEIGHTS = "weights.npz"
 #: The validation curve's columns (``curve.csv``), as ``td``'s.
 FIELDS = ("moves", "seconds", "deals", "win_rate", "ci_low", "ci_high")
-#: Moves per jitted call, about: the loop checks signals, progress and checkpoints between calls.
+#: Moves per jitted call at most: the loop checks signals, progress and checkpoints between calls.
 CALL_MOVES = 1 << 18
+#: The first call's moves at most, and how long a call should take: later calls grow or shrink
+#: toward it, so that a slow learner (PPO scoring every afterstate, on a CPU) still stops on a
+#: signal, checkpoints and shows progress within about this many seconds.
+FIRST_CALL_MOVES = 1 << 14
+CALL_SECONDS = 30.0
 #: Deals played at once when evaluating (memory: an afterstate per move per deal).
 EVAL_BATCH = 2048
 
@@ -55,7 +61,8 @@ class Run:
         self.updates, self.deals, self.wins, self.next_eval = 0, 0, 0, 0
         self.seconds, self.loss, self.curve = 0.0, float("nan"), []
         self._since = time.perf_counter()
-        self.per_call = max(1, CALL_MOVES // self.learner.moves_per_update)
+        self.most_per_call = max(1, CALL_MOVES // self.learner.moves_per_update)
+        self.per_call = min(self.most_per_call, max(1, FIRST_CALL_MOVES // self.learner.moves_per_update))
         self.valid = decks(settings, seeds.VALIDATION.take(settings.eval_deals))
 
     @property
@@ -66,11 +73,20 @@ class Run:
         return self.seconds + time.perf_counter() - self._since
 
     def train(self, carry: Any) -> Any:
-        n = min(self.per_call, self.learner.total_updates - self.updates)
+        """One jitted call: its updates end at the run's end or the next validation, whichever is
+        first (so the curve's points do not depend on how the calls were sized)."""
+        mpu = self.learner.moves_per_update
+        to_eval = max(1, -(-(self.next_eval - self.moves) // mpu))
+        n = max(1, min(self.per_call, self.learner.total_updates - self.updates, to_eval))
+        start = time.perf_counter()
         carry, stats = self.learner.train(carry, n)
+        self.deals, self.wins = self.deals + int(stats.deals), self.wins + int(stats.wins)  # waits for it
         self.updates += n
-        self.deals, self.wins = self.deals + int(stats.deals), self.wins + int(stats.wins)
         self.loss = float(stats.loss)
+        took = time.perf_counter() - start  # the first call's includes compiling: later calls catch up
+        self.per_call = max(
+            1, min(self.most_per_call, 4 * self.per_call, int(n * CALL_SECONDS / max(took, 1e-3)))
+        )
         return carry
 
     def win_rate(self, params: Any, deck_rows: np.ndarray) -> tuple[int, int]:
@@ -193,6 +209,21 @@ def sb3_installed() -> bool:
     except ImportError:
         return False
     return True
+
+
+def repeat(update: Callable[[Any, Any], tuple[Any, Stats]], carry: Any, n: jax.Array) -> tuple[Any, Stats]:
+    """``n`` updates in a loop whose length is traced, not static: one compilation serves calls of
+    every length. The deals ended and won over them, and their mean loss."""
+
+    def body(_: jax.Array, state: tuple[Any, jax.Array, jax.Array, jax.Array]) -> tuple[Any, ...]:
+        carry, deals, wins, loss = state
+        carry, stats = update(carry, None)
+        return (carry, deals + stats.deals.astype(jnp.int32), wins + stats.wins.astype(jnp.int32),
+                loss + stats.loss.astype(jnp.float32))  # fmt: skip
+
+    zero = jnp.zeros((), jnp.int32)
+    carry, deals, wins, loss = jax.lax.fori_loop(0, n, body, (carry, zero, zero, jnp.zeros((), jnp.float32)))
+    return carry, Stats(deals, wins, loss / jnp.maximum(n, 1))
 
 
 def reset_ended(ended: jax.Array, fresh: Any, state: Any) -> Any:

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.jax_learners.run import Stats, reset_ended
+from quadrat_env.experiments.jax_learners.run import Stats, repeat, reset_ended
 
 from quadrat_env.functional import make
 
@@ -49,7 +49,7 @@ class JaxTD:
         self.total_updates = math.ceil(settings.n_moves / self.moves_per_update)
         lr = optax.linear_schedule(settings.learning_rate, settings.learning_rate_end, self.total_updates)
         self.optimizer = optax.adam(lr)
-        self.train = jax.jit(self._train, static_argnums=1)
+        self.train = jax.jit(self._train)
         self.play = jax.jit(self._play)
 
     def init(self) -> Carry:
@@ -121,10 +121,9 @@ class JaxTD:
         new = Carry(params, opt_state, env, pending, jax.random.key_data(key), carry.updates + 1)
         return new, Stats(stats.deals.sum(), stats.wins.sum(), loss)
 
-    def _train(self, carry: Carry, n_updates: int) -> tuple[Carry, Stats]:
+    def _train(self, carry: Carry, n_updates: jax.Array) -> tuple[Carry, Stats]:
         """``n_updates`` updates; the deals ended, deals won and the mean loss over them."""
-        carry, stats = jax.lax.scan(self._update, carry, None, length=n_updates)
-        return carry, Stats(stats.deals.sum(), stats.wins.sum(), stats.loss.mean())
+        return repeat(self._update, carry, n_updates)
 
     def _play(self, params: dict[str, jax.Array], decks: jax.Array) -> jax.Array:
         """Play ``decks`` (pack indices) greedily on the scores; which deals were won."""

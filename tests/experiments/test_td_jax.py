@@ -73,6 +73,32 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatc
     assert (tmp_path / "whole" / "curve.csv").read_text().count("\n") == 4  # 0, 4096, 8192 and a header
 
 
+def test_calls_sized_by_the_clock_give_the_same_run(tmp_path, monkeypatch):
+    """How many updates a jitted call makes follows its time (``CALL_SECONDS``); the weights and
+    the curve's points (every ``eval_every`` moves) must not depend on it."""
+    whole = td_jax.train(small(), tmp_path / "whole", progress=False)
+    monkeypatch.setattr(jax_run, "CALL_SECONDS", 1e-9)  # after the first call: one update a call
+    calls, train = [], jax_run.Run.train
+
+    def counted(self, carry):  # noqa: ANN001, ANN202
+        before = self.updates
+        carry = train(self, carry)
+        calls.append(self.updates - before)
+        return carry
+
+    monkeypatch.setattr(jax_run.Run, "train", counted)
+    slow = td_jax.train(small(), tmp_path / "slow", progress=False)
+    assert calls[0] == 32 and set(calls[1:]) == {1} and sum(calls) == 64  # 4096 moves, then 1 update each
+    a = checkpoint.load(tmp_path / "whole" / jax_run.WEIGHTS)[1]
+    b = checkpoint.load(tmp_path / "slow" / jax_run.WEIGHTS)[1]
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    points = [
+        np.loadtxt(tmp_path / run / "curve.csv", delimiter=",", skiprows=1)[:, 0] for run in ("whole", "slow")
+    ]
+    assert points[0].tolist() == points[1].tolist() == [0, 4096, 8192]
+    assert slow["test_wins"] == whole["test_wins"]
+
+
 def test_a_checkpoint_of_other_settings_is_refused_naming_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(jax_run, "CALL_MOVES", 1024)
     _stop_after_first_call(monkeypatch)
