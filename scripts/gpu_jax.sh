@@ -2,7 +2,7 @@
 # The JAX envs' GPU figures, as one prepared run for a lent GPU machine (device tool):
 #   here:  bash scripts/gpu_jax.sh wheels     # .whl/: gymnasium, farama-notifications, quadrat-env
 #   there: bash scripts/gpu_jax.sh run        # run with carry [".whl"]; results under $OUT
-#   there: bash scripts/gpu_jax.sh learn      # one seed of td_jax and of ppo_jax on Zudecken32
+#   there: bash scripts/gpu_jax.sh learn      # Zudecken32, one seed: td_jax; ppo_jax, afterstate policy
 # The GPU machines have python3 3.12 with jax (CUDA), optax, numpy, numba, tqdm and PyYAML, not
 # gymnasium or SB3. Then copy $OUT/throughput_jax_gpu.{json,md} into results/ and the table into
 # docs/speed.md; make the runs' model.zip here: python -m quadrat_env.experiments.td_jax --export DIR.
@@ -27,7 +27,7 @@ run | learn)
         timeout -s TERM 240 python3 -m quadrat_env.experiments.td_jax --env Zudecken32 --n-envs 4096 \
             --eval-every 10000000 --out "$out/runs" --no-progress || true
         timeout -s TERM 240 python3 -m quadrat_env.experiments.ppo_jax --env Zudecken32 \
-            --eval-every 10000000 --out "$out/runs" --no-progress || true
+            --set features=zudecken-afterstates --eval-every 10000000 --out "$out/runs" --no-progress || true
         exit 0
     fi
     timeout 420 python3 -m quadrat_env.experiments.throughput --jax only --seconds 1 --out "$out"
