@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -51,28 +50,14 @@ def pytest_addoption(parser):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _solved_tables_in_a_temporary_folder(tmp_path_factory):
-    """The optimal agent's solved tables go to a folder of this test session, not the user's cache."""
-    old = os.environ.get("QUADRAT_ENV_CACHE")
-    os.environ["QUADRAT_ENV_CACHE"] = str(tmp_path_factory.mktemp("solved-tables"))
-    yield
-    if old is None:
-        os.environ.pop("QUADRAT_ENV_CACHE", None)
-    else:
-        os.environ["QUADRAT_ENV_CACHE"] = old
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _sb3_logs_in_a_temporary_folder(tmp_path_factory):
-    """SB3's ``learn`` without a log folder (verbose 0, no tensorboard) makes an empty
-    ``$TMPDIR/SB3-<time>`` folder per call unless ``SB3_LOGDIR`` names one: this test session's."""
-    old = os.environ.get("SB3_LOGDIR")
-    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
-    yield
-    if old is None:
-        os.environ.pop("SB3_LOGDIR", None)
-    else:
-        os.environ["SB3_LOGDIR"] = old
+def _test_files_in_temporary_folders(tmp_path_factory):
+    """What the tests write goes to this test session's folders: the optimal agent's solved tables
+    (not the user's cache), and SB3's log folder of a ``learn`` without one (verbose 0, no
+    tensorboard: else an empty ``$TMPDIR/SB3-<time>`` folder per call)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QUADRAT_ENV_CACHE", str(tmp_path_factory.mktemp("solved-tables")))
+        mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
 
 
 @pytest.fixture(scope="module")
