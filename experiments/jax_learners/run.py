@@ -228,7 +228,6 @@ def repeat(update: Callable[[Any, Any], tuple[Any, Stats]], carry: Any, n: jax.A
 
 def reset_ended(ended: jax.Array, fresh: Any, state: Any) -> Any:
     """``fresh``'s rows where ``ended``, else ``state``'s (pytrees of arrays with rows first)."""
-    import jax.numpy as jnp
 
     def pick(a: jax.Array, b: jax.Array) -> jax.Array:
         return jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b)
@@ -243,7 +242,6 @@ def carry_arrays(carry: Any) -> dict[str, np.ndarray]:
 
 def carry_from_arrays(fresh: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     """The carry a checkpoint stored, checked leaf by leaf against a new run's ``fresh`` one."""
-    import jax.numpy as jnp
 
     like, treedef = jax.tree_util.tree_flatten(fresh)
     if len([k for k in arrays if k.startswith("carry/")]) != len(like):
