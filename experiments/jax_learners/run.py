@@ -242,7 +242,6 @@ def carry_arrays(carry: Any) -> dict[str, np.ndarray]:
 
 def carry_from_arrays(fresh: Any, arrays: dict[str, np.ndarray], where: str) -> Any:
     """The carry a checkpoint stored, checked leaf by leaf against a new run's ``fresh`` one."""
-
     like, treedef = jax.tree_util.tree_flatten(fresh)
     if len([k for k in arrays if k.startswith("carry/")]) != len(like):
         raise checkpoint.CheckpointError(
