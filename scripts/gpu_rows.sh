@@ -14,10 +14,12 @@ cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || exit 2
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-out="${OUT:-runs/gpu}"
+out="$(realpath -m "${OUT:-runs/gpu}")"
 work="${WORK:-/tmp/gpu_rows}"
 deadline="${DEADLINE:-520}"  # seconds from now by which every run has stopped
 mkdir -p "$out" "$work"
+repo=$PWD
+cd "$work"  # not the checkout: its quadrat_env/ folder would hide the installed package
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$out/device.txt"
 python3 -c "import jax; print('jax', jax.__version__, jax.devices())" | tee -a "$out/device.txt"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv -l 15 >"$work/gpu_use.csv" 2>&1 &
@@ -51,7 +53,7 @@ EOF
 echo "== TD rates (moves/s a seed): $(cat "$work"/td_jax/*/summary.json 2>/dev/null | grep -o '"moves_per_second": [0-9]*' | tr '\n' ' ')"
 if [ "${moves:-0}" -gt 0 ]; then
     echo "== afterstate-policy PPO, Zudecken32, ten seeds at once, ${moves}M moves each, at $SECONDS s"
-    seeds ppo_jax $((left - 45)) --env Zudecken32 --hyperparams experiments/hyperparams/ppo_jax_cpu.yml \
+    seeds ppo_jax $((left - 45)) --env Zudecken32 --hyperparams "$repo/experiments/hyperparams/ppo_jax_cpu.yml" \
         --set features=zudecken-afterstates --moves "${moves}000000" --eval-every $((moves * 250000)) ${PPO_EXTRA:-}
 else
     echo "== no PPO: ${left}s left"
