@@ -165,6 +165,7 @@ def check_flags(p: Any, flags: dict[str, int | None]) -> None:
 
 def network_name(summary: dict[str, Any]) -> str:
     """The network a run's summary names, with its layers ("mlp 64x64", "zudecken-afterstates");
-    "" where it names none (the older runs' summaries)."""
+    "" where it names none (the older runs' summaries). A JAX TD run's names it as ``features``."""
     layers = "x".join(str(n) for n in summary.get("net_arch") or [])
-    return " ".join(part for part in (str(summary.get("network", "")), layers) if part)
+    name = summary.get("network") or summary.get("features") or ""
+    return " ".join(part for part in (str(name), layers) if part)

@@ -64,7 +64,7 @@ class JaxTD:
         )
 
     def describe(self) -> dict[str, Any]:
-        return {"features": self.s.features, "features_kwargs": self.size}
+        return {"network": self.s.features, "features": self.s.features, "features_kwargs": self.size}
 
     def epsilon(self, updates: jax.Array) -> jax.Array:
         """From ``epsilon_start`` at the first move to ``epsilon_end`` at the run's last, linearly."""

@@ -58,3 +58,12 @@ def test_a_broken_summary_is_named(tmp_path):
     (runs / "Zudecken32-seed0" / "summary.json").write_text("{}")
     with pytest.raises(ValueError, match="Zudecken32-seed0/summary.json: no test win rate"):
         seed_rows.read_seeds(runs, Z32)
+
+
+def test_a_td_run_names_its_network_by_its_features(tmp_path):
+    runs = _runs(tmp_path, [0.6])
+    summary_file = runs / "Zudecken32-seed0" / "summary.json"
+    summary = json.loads(summary_file.read_text())
+    del summary["network"], summary["net_arch"]
+    summary_file.write_text(json.dumps({**summary, "features": "zudecken-afterstates"}))
+    assert seed_rows.read_seeds(runs, Z32)[0]["network"] == "zudecken-afterstates"
