@@ -18,6 +18,7 @@ import argparse
 import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     if all(c.is_file() for c in curves):
         from quadrat_env.experiments.plots import seed_curves
 
-        panel = f"{env_name(env_id)}, {len(rows)} seeds ({args.runs.name})\n{', '.join(methods)}"
+        about = "\n".join(textwrap.wrap(", ".join(methods), 60))  # a long one would run off the plot
+        panel = f"{env_name(env_id)}, {len(rows)} seeds ({args.runs.name})\n{about}"
         seed_curves(
             {panel: curves}, args.out / f"{name}.png", {} if args.optimum is None else {panel: args.optimum}
         )
