@@ -13,8 +13,9 @@
 # 800,000; results/td_jax_gpu), after about 75 s of compiling: the ten need two calls.
 # Back here: tar xzf runs.tar.gz; keep stopped runs in ~/.cache/quadrat_env/gpu_rows/ for the next
 # call; python -m quadrat_env.experiments.td_jax --export DIR writes a finished seed's model.zip.
-# PPO_MOVES: PPO's millions of moves a seed; TD_LIMIT: seconds for the TD seeds (380). TD_EXTRA, PPO_EXTRA: more options for the runs (a
-# small run on a CPU to try this script).
+# THROUGHPUT=S: first the JAX envs' speed table (throughput --jax only), S seconds at most.
+# PPO_MOVES: PPO's millions of moves a seed; TD_LIMIT: seconds for the TD seeds (380). TD_EXTRA,
+# PPO_EXTRA: more options for the runs (a small run on a CPU to try this script).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -47,8 +48,13 @@ seeds() {  # seeds LEARNER ENV LIMIT_S ARGS...: seeds 0-9 at once, each stopped 
     tail -n 1 "$work/$learner"-*.log
 }
 
-echo "== afterstate TD(0), Zudecken32, ten seeds at once, at $SECONDS s"
-seeds td_jax Zudecken32 "${TD_LIMIT:-380}" --eval-every 10000000 ${TD_EXTRA:-}
+if [ -n "${THROUGHPUT:-}" ]; then  # the JAX envs' speed table for docs/speed.md, first
+    echo "== throughput of the JAX envs, at $SECONDS s"
+    timeout -k 10 "$THROUGHPUT" python3 -m quadrat_env.experiments.throughput --jax only --seconds 1 --out "$out"
+fi
+td_limit=$(( deadline - SECONDS - 90 < ${TD_LIMIT:-380} ? deadline - SECONDS - 90 : ${TD_LIMIT:-380} ))
+echo "== afterstate TD(0), Zudecken32, ten seeds at once, for ${td_limit}s at most, at $SECONDS s"
+seeds td_jax Zudecken32 "$td_limit" --eval-every 10000000 ${TD_EXTRA:-}
 left=$((deadline - SECONDS))
 moves=${PPO_MOVES:-$(python3 - "$work" "$left" <<'EOF'
 import json, pathlib, sys
