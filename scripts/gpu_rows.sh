@@ -14,8 +14,8 @@
 # Back here: tar xzf runs.tar.gz; keep stopped runs in ~/.cache/quadrat_env/gpu_rows/ for the next
 # call; python -m quadrat_env.experiments.td_jax --export DIR writes a finished seed's model.zip.
 # THROUGHPUT=S: first the JAX envs' speed table (throughput --jax only), S seconds at most.
-# PPO_MOVES: PPO's millions of moves a seed; TD_LIMIT: seconds for the TD seeds (380). TD_EXTRA,
-# PPO_EXTRA: more options for the runs (a small run on a CPU to try this script).
+# PPO_MOVES: PPO's millions of moves a seed; TD_LIMIT: seconds for the TD seeds (all but 90 s).
+# TD_EXTRA, PPO_EXTRA: more options for the runs (a small run on a CPU to try this script).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -52,7 +52,7 @@ if [ -n "${THROUGHPUT:-}" ]; then  # the JAX envs' speed table for docs/speed.md
     echo "== throughput of the JAX envs, at $SECONDS s"
     timeout -k 10 "$THROUGHPUT" python3 -m quadrat_env.experiments.throughput --jax only --seconds 1 --out "$out"
 fi
-td_limit=$(( deadline - SECONDS - 90 < ${TD_LIMIT:-380} ? deadline - SECONDS - 90 : ${TD_LIMIT:-380} ))
+td_limit=${TD_LIMIT:-$((deadline - SECONDS - 90))}  # TD first: PPO gets what is left
 echo "== afterstate TD(0), Zudecken32, ten seeds at once, for ${td_limit}s at most, at $SECONDS s"
 seeds td_jax Zudecken32 "$td_limit" --eval-every 10000000 ${TD_EXTRA:-}
 left=$((deadline - SECONDS))
