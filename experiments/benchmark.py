@@ -48,11 +48,14 @@ MARKERS = ("<!-- benchmark:start -->", "<!-- benchmark:end -->")
 SCHEMA_VERSION = 1
 #: The kinds of committed model, each with the algorithm its file loads as: SB3's PPO and MaskablePPO
 #: runs (train, imitate), ``rl``: the afterstate TD(0) runs (td, td_jax), ``td_ppo``: MaskablePPO runs
-#: started from a TD run's model (``train --init <Name>-rl.zip``) and ``ppo_jax``: the JAX PPO runs
-#: (ppo_jax, exported as MaskablePPO files).
+#: started from a TD run's model (``train --init <Name>-rl.zip``), ``ppo_jax``: the JAX PPO runs
+#: (exported as MaskablePPO files), ``ppo_jax_afterstates``: those with the afterstate policy.
 MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo", "td_ppo": "maskable_ppo",
-               "ppo_jax": "maskable_ppo"}  # fmt: skip
-
+               "ppo_jax": "maskable_ppo", "ppo_jax_afterstates": "maskable_ppo"}  # fmt: skip
+#: The learned kinds' names in the tables (the others: their kind).
+LABELS = {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_ppo)",
+          "ppo_jax": "PPO in JAX (ppo_jax)",
+          "ppo_jax_afterstates": "PPO in JAX, afterstate policy (ppo_jax_afterstates)"}  # fmt: skip
 
 #: What a model that learned from play learned from: the env's reward, sparse (the default: 1 for
 #: a won deal) or dense (``reward_mode: dense``: also a share for each card placed).
@@ -193,8 +196,7 @@ def learned_label(kind: str, how: str | None) -> str:
     (an imitation network is saved as a maskable_ppo model but is no reinforcement learner)."""
     if how and how not in REWARDS:
         return f"imitation of {how} ({kind} file)"
-    return {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_ppo)",
-            "ppo_jax": "PPO in JAX (ppo_jax)"}.get(kind, kind)  # fmt: skip
+    return LABELS.get(kind, kind)
 
 
 def _share(row: dict[str, Any], best: float | None) -> str:

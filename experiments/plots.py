@@ -72,6 +72,7 @@ _KINDS = {
     "rl": "afterstate TD(0)",
     "td_ppo": "MaskablePPO started from afterstate TD(0)",
     "ppo_jax": "PPO in JAX",
+    "ppo_jax_afterstates": "PPO in JAX, afterstate policy",
 }
 _HOW = {"the reward": "from the reward", "the dense reward": "from the dense reward", **_FROM}
 

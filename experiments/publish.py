@@ -74,12 +74,15 @@ METHOD_KINDS = {
 
 def kind_of(config: dict) -> str:
     """The kind of committed model a run makes (``benchmark.MODEL_KINDS``): ``rl`` for afterstate TD
-    runs (MaskablePPO files), ``ppo_jax`` for the JAX PPO runs, ``td_ppo`` for a MaskablePPO run
+    runs (MaskablePPO files), ``ppo_jax`` for the JAX PPO runs (``ppo_jax_afterstates`` where the
+    policy is an afterstate network), ``td_ppo`` for a MaskablePPO run
     started (``--init``) from a TD run's model (``<Name>-rl.zip`` or ``seeds/<Name>-rl-seed<k>.zip``:
     PPO from the reward on a network that learned from the reward), else the run's algorithm;
     imitation runs train MaskablePPO models."""
     if config.get("method") in METHOD_KINDS:
-        return METHOD_KINDS[config["method"]]
+        kind = METHOD_KINDS[config["method"]]
+        # PPO whose policy is an afterstate network is a learner of its own, beside the MLP's row
+        return f"{kind}_afterstates" if kind == "ppo_jax" and config.get("features") else kind
     algo = config.get("algo", "maskable_ppo")
     init = config.get("init")
     if algo == "maskable_ppo" and init and re.search(r"-rl(-seed\d+)?$", Path(str(init)).stem):

@@ -25,6 +25,7 @@ PLAYERS: dict[str | tuple[str, str], str] = {
     ("ppo", "the reward"): "PPO from the reward (MLP on the observation)",
     ("ppo", "the dense reward"): "PPO from the dense reward (MLP on the observation)",
     ("ppo_jax", "the reward"): "PPO from the reward in JAX (MLP on the observation)",
+    ("ppo_jax_afterstates", "the reward"): "PPO from the reward in JAX (afterstate network as policy)",
     ("maskable_ppo", "the reward"): "MaskablePPO from the reward",
     ("rl", "the reward"): "afterstate TD(0) from the reward (afterstate network)",
     ("td_ppo", "the reward"): "MaskablePPO from the reward, started from the TD(0) network",

@@ -107,6 +107,16 @@ def test_an_afterstate_policy_scores_the_moves_and_its_model_plays_as_the_jax_po
     compiled = evaluate(Z32, agent, seeds.BENCHMARK.take(200), progress=False, n_envs=200)[0]
     # greedy play: the same deals won but where near-ties break differently (measured: 13 vs 12)
     assert abs(compiled.wins - summary["test_wins"]) <= 3 and compiled.illegal_rate == 0.0
+    # published as a learner of its own (not the MLP's ppo_jax row), named by its network
+    models = tmp_path / "models"
+    (tmp_path / "config.yml").write_text(yaml.safe_dump(settings.config()))  # as the command writes it
+    kind = "ppo_jax_afterstates"
+    assert publish.publish(tmp_path, models) == models / f"Zudecken32-{kind}.zip"
+    published = SB3Agent.load(models / f"Zudecken32-{kind}.zip", benchmark.MODEL_KINDS[kind], Z32)
+    again = evaluate(Z32, published, seeds.BENCHMARK.take(200), progress=False, n_envs=200)[0]
+    assert again.wins == compiled.wins
+    method = f"PPO from the reward, JAX, zudecken-afterstates, on {summary['device']}, 64 envs"
+    assert f"| Zudecken32-{kind} | 0 | {method} | {summary['moves']:,} |" in benchmark.training_table(models)
 
 
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):

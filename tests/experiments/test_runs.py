@@ -119,6 +119,10 @@ def test_the_jax_learners_runs_publish_as_td_and_jax_ppo_models():
     assert publish.kind_of({"method": td_jax.METHOD, "algo": "maskable_ppo"}) == "rl"
     assert publish.kind_of({"method": td.METHOD}) == "rl"
     assert publish.kind_of({"method": ppo_jax.METHOD, "seed": 0}) == "ppo_jax"
+    afterstates = {"method": ppo_jax.METHOD, "features": "zudecken-afterstates"}
+    assert publish.kind_of(afterstates) == "ppo_jax_afterstates"
+    assert publish.kind_of({"method": ppo_jax.METHOD, "features": None}) == "ppo_jax"  # the MLP
+    assert benchmark.MODEL_KINDS["ppo_jax_afterstates"] == "maskable_ppo"
     assert benchmark.MODEL_KINDS["ppo_jax"] == "maskable_ppo"  # ppo_jax exports MaskablePPO files
 
 
@@ -135,6 +139,7 @@ def test_a_model_says_whether_it_learned_from_the_sparse_or_the_dense_reward(tmp
     how = [benchmark.learned_from(tmp_path, ZU, "ppo_jax", seed) for seed in range(4)]  # seed 3: no config
     assert how == ["the reward", "the dense reward", "a clairvoyant solver's labels", "the reward"]
     assert benchmark.learned_label("ppo_jax", "the dense reward") == "PPO in JAX (ppo_jax)"
+    assert "afterstate policy" in benchmark.learned_label("ppo_jax_afterstates", "the reward")
     assert benchmark.learned_label("maskable_ppo", how[2]).startswith("imitation of")
 
 
