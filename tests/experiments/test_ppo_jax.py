@@ -17,7 +17,7 @@ pytest.importorskip("sb3_contrib")
 import jax  # noqa: E402
 from quadrat_env.agents.evaluate import evaluate  # noqa: E402
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import benchmark, checkpoint, ppo_jax, publish  # noqa: E402
+from quadrat_env.experiments import benchmark, checkpoint, model_equal, ppo_jax, publish  # noqa: E402
 from quadrat_env.experiments.jax_learners import ppo as core  # noqa: E402
 from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
 from quadrat_env.experiments.jax_learners.ppo import JaxPPO  # noqa: E402
@@ -117,6 +117,10 @@ def test_an_afterstate_policy_scores_the_moves_and_its_model_plays_as_the_jax_po
     assert again.wins == compiled.wins
     method = f"PPO from the reward, JAX, zudecken-afterstates, on {summary['device']}, 64 envs"
     assert f"| Zudecken32-{kind} | 0 | {method} | {summary['moves']:,} |" in benchmark.training_table(models)
+    # on the same states the two sides part only at near ties: gaps far below the usual ones
+    same = model_equal.compare(tmp_path, 200)
+    assert same["decisions"] > 1000 and same["largest_gap_jax"] <= 1e-3 * same["median_gap_jax"], same
+    assert same["wins_jax"] == summary["test_wins"] and abs(same["wins_compiled"] - compiled.wins) <= 3
 
 
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):

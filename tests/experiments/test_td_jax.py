@@ -8,13 +8,14 @@ import signal
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("jax")
 pytest.importorskip("optax")
 pytest.importorskip("sb3_contrib")
 
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import checkpoint, td_jax  # noqa: E402
+from quadrat_env.experiments import checkpoint, model_equal, td_jax  # noqa: E402
 from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
 from quadrat_env.experiments.jax_learners.td import JaxTD  # noqa: E402
 
@@ -45,6 +46,11 @@ def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
     compiled = evaluate(Z32, agent, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
     assert abs(compiled.wins - summary["test_wins"]) <= 15  # measured: 3 of 1,000 apart
     assert not (tmp_path / jax_run.CHECKPOINT).exists()
+    # on the same states the two sides part only at near ties: gaps far below the usual ones
+    (tmp_path / "config.yml").write_text(yaml.safe_dump(settings.config()))  # as the command writes it
+    same = model_equal.compare(tmp_path, 500)
+    assert same["decisions"] > 3000 and same["largest_gap_jax"] <= 1e-3 * same["median_gap_jax"], same
+    assert same["wins_jax"] == summary["test_wins"] and abs(same["wins_compiled"] - compiled.wins) <= 15
 
 
 def _stop_after_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
