@@ -98,10 +98,10 @@ def lockstep(settings: Any, core: Any, params: Any, agent: Any, deals: range) ->
             theirs = dist.distribution.logits.cpu().numpy()  # log-probabilities: the logits' differences
         moves = theirs.argmax(1)
         for i in np.flatnonzero(alive):
-            gaps = (gap(mine[i], masks[i]), gap(theirs[i], masks[i]))
+            gaps, parts = (gap(mine[i], masks[i]), gap(theirs[i], masks[i])), mine[i].argmax() != moves[i]
             if gaps[0] is not None:
-                (parted if mine[i].argmax() != moves[i] else agreed).append(gaps)
-                deals_parted.update([int(i)] if mine[i].argmax() != moves[i] else [])
+                (parted if parts else agreed).append(gaps)
+                deals_parted.update([int(i)] if parts else [])
         decisions += int(alive.sum())
         for i in np.flatnonzero(alive):
             obs[i], _, terminated, truncated, _ = envs[i].step(int(moves[i]))
