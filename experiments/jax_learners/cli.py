@@ -40,12 +40,22 @@ class Learner:
         return jax_run.run(settings, self.core(settings), run_dir, resume, progress, checkpoint_minutes,
                            self.export)  # fmt: skip
 
+    def train_seeds(
+        self, settings: list[Any], run_dirs: list[Path], resume: bool = False, progress: bool = True,
+        checkpoint_minutes: float = 10.0,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Several seeds of the same settings in one program, each into its folder (``run.run_seeds``)."""
+        return jax_run.run_seeds(settings, [self.core(s) for s in settings], run_dirs, resume, progress,
+                                 checkpoint_minutes, self.export)  # fmt: skip
+
 
 def parser(learner: Learner) -> argparse.ArgumentParser:
     command = f"{__package__.rpartition('.')[0]}.{learner.name}"  # quadrat_env.experiments.<name>
     p = argparse.ArgumentParser(prog=f"python -m {command}", description=learner.description)
     p.add_argument("--env", help="env ID or its short name (Zudecken32, Zudecken, ...)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, nargs="+", default=[0], metavar="SEED",
+                   help="one seed, or several: trained together as one program (on a GPU in about the "
+                        "time of one), each into its own run folder")  # fmt: skip
     p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")
     p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
     p.add_argument("--eval-every", type=int, metavar="MOVES", help="override eval_every from the YAML")
@@ -66,12 +76,14 @@ def parser(learner: Learner) -> argparse.ArgumentParser:
 
 
 def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namespace,
-             held: contextlib.ExitStack) -> tuple[Any, Path]:  # fmt: skip
-    """The run's settings and folder (held by this run in ``held``), every check done before any work."""
+             held: contextlib.ExitStack) -> tuple[list[Any], list[Path]]:  # fmt: skip
+    """Each seed's settings and folder (held by this run in ``held``), every check done before any work."""
     if not args.checkpoint_minutes >= 0:
         p.error(f"--checkpoint-minutes must be >= 0, got {args.checkpoint_minutes}")
     if args.env is None:
         p.error("--env is required (or --export RUN_DIR)")
+    if len(set(args.seed)) < len(args.seed):
+        p.error(f"--seed: each seed once, got {' '.join(map(str, args.seed))}")
     check_flags(p, {"--moves": args.moves, "--n-envs": args.n_envs, "--eval-every": args.eval_every,
                     "--eval-deals": args.eval_deals})  # fmt: skip
     try:
@@ -79,20 +91,20 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         overrides = {**assignments(args.settings), "n_moves": args.moves, "n_envs": args.n_envs,
                      "eval_every": args.eval_every, "eval_deals": args.eval_deals,
                      "test_deals": args.test_deals}  # fmt: skip
-        settings = learner.settings.load(
-            env_id, args.seed, args.hyperparams or learner.hyperparams, **overrides
-        )
+        path = args.hyperparams or learner.hyperparams
+        settings = [learner.settings.load(env_id, seed, path, **overrides) for seed in args.seed]
         try:
-            learner.core(settings)  # the game, the network and its sizes
+            learner.core(settings[0])  # the game, the network and its sizes
         except TypeError as err:  # a keyword the env or the network does not take
             raise ValueError(f"{learner.hyperparams.name} settings of {env_id}: {err}") from None
-        seeds.VALIDATION.take(settings.eval_deals)  # deals that exist: else one line naming the range
-        seeds.BENCHMARK.take(settings.test_deals)
-        run_dir = args.out / learner.name / f"{env_name(env_id)}-seed{args.seed}"
-        open_run_dir(run_dir, settings.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
+        seeds.VALIDATION.take(settings[0].eval_deals)  # deals that exist: else one line naming the range
+        seeds.BENCHMARK.take(settings[0].test_deals)
+        run_dirs = [args.out / learner.name / f"{env_name(env_id)}-seed{seed}" for seed in args.seed]
+        for s, run_dir in zip(settings, run_dirs, strict=True):
+            open_run_dir(run_dir, s.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
     except ValueError as err:
         p.error(str(err))
-    return settings, run_dir
+    return settings, run_dirs
 
 
 def assignments(items: list[str]) -> dict[str, Any]:
@@ -119,23 +131,25 @@ def main(learner: Learner, argv: list[str] | None = None) -> int:
         except ValueError as err:
             p.error(str(err))
         return 0
-    with contextlib.ExitStack() as held:  # the run folder, held until the run ends
-        settings, run_dir = _checked(learner, p, args, held)
+    with contextlib.ExitStack() as held:  # the run folders, held until the runs end
+        settings, run_dirs = _checked(learner, p, args, held)
         if not args.resume:
-            atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
+            for s, run_dir in zip(settings, run_dirs, strict=True):
+                atomic_write(run_dir / "config.yml", yaml.safe_dump(s.config(), sort_keys=False))
         try:
-            summary = learner.train(
-                settings, run_dir, args.resume, not args.no_progress, args.checkpoint_minutes
+            summaries = learner.train_seeds(
+                settings, run_dirs, args.resume, not args.no_progress, args.checkpoint_minutes
             )
         except CheckpointError as err:  # --resume: damaged, or of other settings
             p.error(str(err))
-    if "interrupted" in summary:
-        print(f"{learner.name}: stopped at move {summary['moves']:,}; checkpoint in "
-              f"{run_dir / jax_run.CHECKPOINT}; continue with the same command and --resume",
-              file=sys.stderr)  # fmt: skip
-        return 128 + summary["interrupted"]
-    test = f", test {summary['test_win_rate']:.2%}" if "test_win_rate" in summary else ""
-    print(f"{learner.name} on {settings.env_id}, seed {settings.seed}: {summary['moves']:,} moves in "
-          f"{summary['seconds']}s ({summary['moves_per_second']:,} moves/s on {summary['device']}), "
-          f"validation {summary['val_win_rate']:.2%}{test} -> {run_dir}")  # fmt: skip
+    if "interrupted" in summaries[0]:
+        again = " ".join(str(run_dir / jax_run.CHECKPOINT) for run_dir in run_dirs)
+        print(f"{learner.name}: stopped at move {summaries[0]['moves']:,}; checkpoint in {again}; "
+              "continue with the same command and --resume", file=sys.stderr)  # fmt: skip
+        return 128 + summaries[0]["interrupted"]
+    for s, summary, run_dir in zip(settings, summaries, run_dirs, strict=True):
+        test = f", test {summary['test_win_rate']:.2%}" if "test_win_rate" in summary else ""
+        print(f"{learner.name} on {s.env_id}, seed {s.seed}: {summary['moves']:,} moves in "
+              f"{summary['seconds']}s ({summary['moves_per_second']:,} moves/s on {summary['device']}), "
+              f"validation {summary['val_win_rate']:.2%}{test} -> {run_dir}")  # fmt: skip
     return 0

@@ -54,16 +54,16 @@ class Stats(NamedTuple):
 
 
 class Run:
-    """The Python side of a run: counts, curve, time."""
+    """One seed's side of a run: its counts, curve and time, its checkpoint and summary."""
+
+    #: What a checkpoint stores of a run besides the carry.
+    STATE = ("updates", "deals", "wins", "next_eval", "seconds", "curve")
 
     def __init__(self, settings: Any, learner: Any) -> None:
         self.s, self.learner = settings, learner
         self.updates, self.deals, self.wins, self.next_eval = 0, 0, 0, 0
         self.seconds, self.loss, self.curve = 0.0, float("nan"), []
         self._since = time.perf_counter()
-        self.most_per_call = max(1, CALL_MOVES // self.learner.moves_per_update)
-        self.per_call = min(self.most_per_call, max(1, FIRST_CALL_MOVES // self.learner.moves_per_update))
-        self.valid = decks(settings, seeds.VALIDATION.take(settings.eval_deals))
 
     @property
     def moves(self) -> int:
@@ -72,66 +72,156 @@ class Run:
     def elapsed(self) -> float:
         return self.seconds + time.perf_counter() - self._since
 
-    def train(self, carry: Any) -> Any:
-        """One jitted call: its updates end at the run's end or the next validation, whichever is
-        first (so the curve's points do not depend on how the calls were sized)."""
-        mpu = self.learner.moves_per_update
-        to_eval = max(1, -(-(self.next_eval - self.moves) // mpu))
-        n = max(1, min(self.per_call, self.learner.total_updates - self.updates, to_eval))
-        start = time.perf_counter()
-        carry, stats = self.learner.train(carry, n)
-        self.deals, self.wins = self.deals + int(stats.deals), self.wins + int(stats.wins)  # waits for it
+    def count(self, n: int, stats: Stats) -> None:
+        """``n`` more updates, which ended ``stats.deals`` deals and won ``stats.wins``."""
+        self.deals, self.wins = self.deals + int(stats.deals), self.wins + int(stats.wins)
         self.updates += n
         self.loss = float(stats.loss)
-        took = time.perf_counter() - start  # the first call's includes compiling: later calls catch up
-        self.per_call = max(
-            1, min(self.most_per_call, 4 * self.per_call, int(n * CALL_SECONDS / max(took, 1e-3)))
-        )
-        return carry
 
-    def win_rate(self, params: Any, deck_rows: np.ndarray) -> tuple[int, int]:
-        won = sum(int(np.asarray(self.learner.play(params, deck_rows[at : at + EVAL_BATCH])).sum())
-                  for at in range(0, len(deck_rows), EVAL_BATCH))  # fmt: skip
-        return won, len(deck_rows)
-
-    def evaluate(self, params: Any) -> None:
-        won, n = self.win_rate(params, self.valid)
+    def record(self, won: int, n: int) -> None:
+        """A point of the validation curve: ``won`` of the ``n`` validation deals, at this move."""
         low, high = wilson(won, n)
         self.curve.append([self.moves, round(self.elapsed(), 1), n, round(won / n, 5), round(low, 5),
                            round(high, 5)])  # fmt: skip
         self.next_eval = self.moves + self.s.eval_every
 
-    def snapshot(self, carry: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    def snapshot(self, carry: Any, beside: list[int]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """A checkpoint's contents; ``beside``: the seeds trained in the same program (itself included)."""
         self.seconds, self._since = self.elapsed(), time.perf_counter()
-        state = {k: getattr(self, k) for k in ("updates", "deals", "wins", "next_eval", "seconds", "curve")}
-        return {"jax_run": state}, carry_arrays(carry)
+        meta: dict[str, Any] = {"jax_run": {k: getattr(self, k) for k in self.STATE}}
+        if beside != [self.s.seed]:
+            meta["trained_with_seeds"] = beside
+        return meta, carry_arrays(carry)
 
-    def restore(self, path: Path) -> Any:
+    def restore(self, path: Path, beside: list[int] | None = None) -> Any:
+        """The carry a checkpoint stored (this run's counts restored with it). A seed trained beside
+        others resumes only beside the same seeds: alone, or with others, its updates would take
+        another floating-point path than the uninterrupted run's."""
         meta, arrays = checkpoint.load(path)
         state = meta.get("jax_run")
-        if not isinstance(state, dict) or set(state) != {"updates", "deals", "wins", "next_eval", "seconds",
-                                                         "curve"}:  # fmt: skip
+        if not isinstance(state, dict) or set(state) != set(self.STATE):
             raise checkpoint.CheckpointError(f"{path} is not a checkpoint of a JAX learner")
+        was, now = meta.get("trained_with_seeds", [self.s.seed]), beside or [self.s.seed]
+        if was != now:
+            raise checkpoint.CheckpointError(
+                f"{path}: trained with seeds {_seeds(was)} in one program; "
+                f"resume it with --seed {_seeds(was)}"
+            )
         carry = carry_from_arrays(self.learner.init(), arrays, str(path))
         for key, value in state.items():
             setattr(self, key, value)
         self._since = time.perf_counter()
         return carry
 
-    def summary(self, params: Any) -> dict[str, Any]:
-        seconds = self.elapsed()
+    def summary(self, seconds: float, test: tuple[int, int] | None) -> dict[str, Any]:
+        """The finished run's summary: it trained for ``seconds``; ``test``: its wins of the held-out
+        deals played, if any."""
         out = {"method": self.s.method, **self.learner.describe(),
                "moves": self.moves, "updates": self.updates, "seconds": round(seconds, 1),
                "moves_per_second": round(self.moves / max(seconds, 1e-9)), "device": device_name(),
                "jax": jax.__version__, "training_deals": self.deals,
                "training_win_rate": round(self.wins / max(self.deals, 1), 5),
                "val_win_rate": self.curve[-1][3] if self.curve else None}  # fmt: skip
-        if self.s.test_deals:
-            won, n = self.win_rate(params, decks(self.s, seeds.BENCHMARK.take(self.s.test_deals)))
+        if test is not None:
+            won, n = test
             low, high = wilson(won, n)
             out.update(test_deals=n, test_wins=won, test_win_rate=round(won / n, 5),
                        test_ci=[round(low, 5), round(high, 5)])  # fmt: skip
         return out
+
+
+class Runs:
+    """The seeds trained in one program: one with its learner's own jitted functions, or several
+    (the same settings but the seed) as one program vmapped over a leading seed axis of the carry,
+    which on a GPU plays all of them in about the time of one (a seed's updates then take another
+    floating-point path than alone: the same learner, not the same weights)."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs, first = runs, runs[0]
+        self.seeds = [r.s.seed for r in runs]
+        same = {k: v for k, v in first.s.config().items() if k != "seed"}
+        if len(set(self.seeds)) < len(runs) or any(
+            {k: v for k, v in r.s.config().items() if k != "seed"} != same for r in runs
+        ):
+            raise ValueError("seeds trained together need distinct seeds and otherwise the same settings")
+        one = first.learner
+        self.moves_per_update, self.total_updates = one.moves_per_update, one.total_updates
+        if len(runs) == 1:
+            self._train, self._play = one.train, one.play
+        else:
+            self._train = jax.jit(jax.vmap(one.train, in_axes=(0, None)))
+            self._play = jax.jit(jax.vmap(one.play, in_axes=(0, None)))
+        self.most_per_call = max(1, CALL_MOVES // self.moves_per_update)
+        self.per_call = min(self.most_per_call, max(1, FIRST_CALL_MOVES // self.moves_per_update))
+        self.valid = decks(first.s, seeds.VALIDATION.take(first.s.eval_deals))
+
+    @property
+    def updates(self) -> int:
+        return self.runs[0].updates
+
+    @property
+    def moves(self) -> int:
+        return self.runs[0].moves
+
+    def stack(self, carries: list[Any]) -> Any:
+        return carries[0] if len(carries) == 1 else jax.tree_util.tree_map(lambda *x: jnp.stack(x), *carries)
+
+    def split(self, carry: Any) -> list[Any]:
+        if len(self.runs) == 1:
+            return [carry]
+        return [jax.tree_util.tree_map(lambda x, i=i: x[i], carry) for i in range(len(self.runs))]
+
+    def init(self) -> Any:
+        return self.stack([r.learner.init() for r in self.runs])
+
+    def restore(self, run_dirs: list[Path]) -> Any:
+        carries = [r.restore(d / CHECKPOINT, self.seeds) for r, d in zip(self.runs, run_dirs, strict=True)]
+        if len({r.updates for r in self.runs}) > 1:
+            raise checkpoint.CheckpointError(
+                f"the checkpoints of seeds {_seeds(self.seeds)} stopped at different moves: not one program's"
+            )
+        return self.stack(carries)
+
+    def save(self, carry: Any, run_dirs: list[Path]) -> None:
+        for r, c, d in zip(self.runs, self.split(carry), run_dirs, strict=True):
+            checkpoint.save(d / CHECKPOINT, *r.snapshot(c, self.seeds))
+
+    def train(self, carry: Any) -> Any:
+        """One jitted call: its updates end at the run's end or the next validation, whichever is
+        first (so the curve's points do not depend on how the calls were sized)."""
+        first, mpu = self.runs[0], self.moves_per_update
+        to_eval = max(1, -(-(first.next_eval - first.moves) // mpu))
+        n = max(1, min(self.per_call, self.total_updates - self.updates, to_eval))
+        start = time.perf_counter()
+        carry, stats = self._train(carry, n)
+        stats = jax.tree_util.tree_map(lambda x: np.atleast_1d(np.asarray(x)), stats)  # waits for it
+        for i, r in enumerate(self.runs):
+            r.count(n, Stats(*(x[i] for x in stats)))
+        took = time.perf_counter() - start  # the first call's includes compiling: later calls catch up
+        self.per_call = max(
+            1, min(self.most_per_call, 4 * self.per_call, int(n * CALL_SECONDS / max(took, 1e-3)))
+        )
+        return carry
+
+    def wins(self, params: Any, deck_rows: np.ndarray) -> list[tuple[int, int]]:
+        """Each seed's wins of ``deck_rows`` played greedily, and how many it played."""
+        won = sum(np.atleast_2d(np.asarray(self._play(params, deck_rows[at : at + EVAL_BATCH]))).sum(1)
+                  for at in range(0, len(deck_rows), EVAL_BATCH))  # fmt: skip
+        return [(int(w), len(deck_rows)) for w in np.atleast_1d(won)]
+
+    def evaluate(self, carry: Any) -> None:
+        for r, result in zip(self.runs, self.wins(carry.params, self.valid), strict=True):
+            r.record(*result)
+
+    def tests(self, carry: Any) -> list[tuple[int, int] | None]:
+        s = self.runs[0].s
+        if not s.test_deals:
+            return [None] * len(self.runs)
+        return list(self.wins(carry.params, decks(s, seeds.BENCHMARK.take(s.test_deals))))
+
+
+def _seeds(values: list[int]) -> str:
+    return " ".join(map(str, values))
 
 
 def decks(settings: Any, seed_range: range) -> np.ndarray:
@@ -157,38 +247,56 @@ def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progre
     """Train to ``n_moves`` (from the checkpoint with ``resume``); the summary, or
     ``{"interrupted": signal, "moves": ...}`` when a signal stopped it at a checkpoint. ``export``
     writes ``model.zip`` from the run folder's ``weights.npz`` (called where SB3 is installed)."""
+    return run_seeds([settings], [learner], [run_dir], resume, progress, checkpoint_minutes, export)[0]
+
+
+def run_seeds(settings: list[Any], learners: list[Any], run_dirs: list[Path], resume: bool = False,
+              progress: bool = True, checkpoint_minutes: float = 10.0,
+              export: Callable[[Path], Path] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """``run`` for several seeds of the same settings in one program (``Runs``), each into its own
+    folder as a run of its own: a summary each, or each one's ``{"interrupted": ...}``."""
     from tqdm.auto import tqdm
 
-    run_dir.mkdir(parents=True, exist_ok=True)
-    state = Run(settings, learner)
-    carry = state.restore(run_dir / CHECKPOINT) if resume else state.learner.init()
+    for run_dir in run_dirs:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    group = Runs([Run(s, learner) for s, learner in zip(settings, learners, strict=True)])
+    carry = group.restore(run_dirs) if resume else group.init()
     stop, last_save = StopAtBoundary(), time.monotonic()
-    total = state.learner.total_updates * state.learner.moves_per_update
-    bar = tqdm(total=total, initial=state.moves, unit="move", unit_scale=True,
-               desc=f"td_jax {settings.env_id}", disable=not progress)  # fmt: skip
+    which = f"seed {group.seeds[0]}" if len(run_dirs) == 1 else f"seeds {_seeds(group.seeds)}"
+    bar = tqdm(total=group.total_updates * group.moves_per_update, initial=group.moves, unit="move",
+               unit_scale=True, desc=f"{settings[0].env_id} {which}", disable=not progress)  # fmt: skip
     with on_stop_signals(stop), bar:
-        while state.updates < state.learner.total_updates and not stop.signal:
-            if state.moves >= state.next_eval:
-                state.evaluate(carry.params)
-                _write_curve(run_dir, state.curve)
-            before = state.moves
-            carry = state.train(carry)
-            bar.update(state.moves - before)
-            bar.set_postfix_str(f"validation {state.curve[-1][3]:.2%} at {state.curve[-1][0]:,}")
+        while group.updates < group.total_updates and not stop.signal:
+            if group.moves >= group.runs[0].next_eval:
+                group.evaluate(carry)
+                _write_curves(group, run_dirs)
+            before = group.moves
+            carry = group.train(carry)
+            bar.update(group.moves - before)
+            bar.set_postfix_str(_postfix(group))
             if time.monotonic() - last_save >= checkpoint_minutes * 60:
-                checkpoint.save(run_dir / CHECKPOINT, *state.snapshot(carry))
+                group.save(carry, run_dirs)
                 last_save = time.monotonic()
         if stop.signal:
-            checkpoint.save(run_dir / CHECKPOINT, *state.snapshot(carry))
-            return {"interrupted": stop.signal, "moves": state.moves}
-        state.evaluate(carry.params)
-        _write_curve(run_dir, state.curve)
-        bar.set_postfix_str(f"validation {state.curve[-1][3]:.2%} at {state.curve[-1][0]:,}")
-    return _finish(state, carry, run_dir, export)
+            group.save(carry, run_dirs)
+            return [{"interrupted": stop.signal, "moves": group.moves}] * len(run_dirs)
+        group.evaluate(carry)
+        _write_curves(group, run_dirs)
+        bar.set_postfix_str(_postfix(group))
+    seconds = [r.elapsed() for r in group.runs]  # training's, without the held-out deals' games
+    tests = group.tests(carry)
+    carries = group.split(carry)
+    return [_finish(r.summary(seconds[i], tests[i]), r, carries[i], run_dirs[i], export)
+            for i, r in enumerate(group.runs)]  # fmt: skip
 
 
-def _finish(state: Run, carry: Any, run_dir: Path, export: Callable[[Path], Path] | None) -> dict[str, Any]:
-    summary = state.summary(carry.params)
+def _postfix(group: Runs) -> str:
+    rates = ", ".join(f"{r.curve[-1][3]:.2%}" for r in group.runs)
+    return f"validation {rates} at {group.runs[0].curve[-1][0]:,}"
+
+
+def _finish(summary: dict[str, Any], state: Run, carry: Any, run_dir: Path,
+            export: Callable[[Path], Path] | None) -> dict[str, Any]:  # fmt: skip
     meta = {**state.learner.describe(), "env_id": state.s.env_id, "env_kwargs": state.s.env_kwargs,
             "seed": state.s.seed, "method": state.s.method}  # fmt: skip
     checkpoint.save(run_dir / WEIGHTS, meta, {k: np.asarray(v) for k, v in carry.params.items()})
@@ -197,6 +305,11 @@ def _finish(state: Run, carry: Any, run_dir: Path, export: Callable[[Path], Path
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
     finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): weights, summary (and model)
     return summary
+
+
+def _write_curves(group: Runs, run_dirs: list[Path]) -> None:
+    for r, d in zip(group.runs, run_dirs, strict=True):
+        _write_curve(d, r.curve)
 
 
 def _write_curve(run_dir: Path, rows: list[list[Any]]) -> None:

@@ -126,7 +126,7 @@ def test_an_afterstate_policy_scores_the_moves_and_its_model_plays_as_the_jax_po
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):
     monkeypatch.setattr(jax_run, "CALL_MOVES", 1024)
     ppo_jax.train(small(), tmp_path / "whole", progress=False)
-    train = jax_run.Run.train
+    train = jax_run.Runs.train
 
     def once(self, carry):  # noqa: ANN001, ANN202
         carry = train(self, carry)
@@ -134,7 +134,7 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatc
         return carry
 
     with monkeypatch.context() as m:
-        m.setattr(jax_run.Run, "train", once)
+        m.setattr(jax_run.Runs, "train", once)
         assert ppo_jax.train(small(), tmp_path / "part", progress=False)["interrupted"] == signal.SIGTERM
     ppo_jax.train(small(), tmp_path / "part", resume=True, progress=False)
     a = checkpoint.load(tmp_path / "whole" / jax_run.WEIGHTS)[1]
@@ -181,7 +181,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, m
 def test_set_overrides_a_yaml_setting_in_the_runs_config(tmp_path, monkeypatch):
     from quadrat_env.experiments.jax_learners import cli
 
-    monkeypatch.setattr(cli.Learner, "train", lambda *a, **k: {"interrupted": signal.SIGTERM, "moves": 0})
+    monkeypatch.setattr(
+        cli.Learner, "train_seeds", lambda *a, **k: [{"interrupted": signal.SIGTERM, "moves": 0}]
+    )
     argv = ["--env", "Quadrille", "--set", "ent_coef=0.05", "--set", "hidden=[16, 16]", "--moves", "65536",
             "--out", str(tmp_path)]  # fmt: skip
     assert ppo_jax.main(argv) == 128 + signal.SIGTERM  # settings checked, config written, no training

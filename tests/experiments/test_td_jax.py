@@ -54,14 +54,14 @@ def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
 
 
 def _stop_after_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    train = jax_run.Run.train
+    train = jax_run.Runs.train
 
     def once(self, carry):  # noqa: ANN001, ANN202
         carry = train(self, carry)
         os.kill(os.getpid(), signal.SIGTERM)  # the run's handler: checkpoint and stop
         return carry
 
-    monkeypatch.setattr(jax_run.Run, "train", once)
+    monkeypatch.setattr(jax_run.Runs, "train", once)
 
 
 def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatch):
@@ -84,7 +84,7 @@ def test_calls_sized_by_the_clock_give_the_same_run(tmp_path, monkeypatch):
     the curve's points (every ``eval_every`` moves) must not depend on it."""
     whole = td_jax.train(small(), tmp_path / "whole", progress=False)
     monkeypatch.setattr(jax_run, "CALL_SECONDS", 1e-9)  # after the first call: one update a call
-    calls, train = [], jax_run.Run.train
+    calls, train = [], jax_run.Runs.train
 
     def counted(self, carry):  # noqa: ANN001, ANN202
         before = self.updates
@@ -92,7 +92,7 @@ def test_calls_sized_by_the_clock_give_the_same_run(tmp_path, monkeypatch):
         calls.append(self.updates - before)
         return carry
 
-    monkeypatch.setattr(jax_run.Run, "train", counted)
+    monkeypatch.setattr(jax_run.Runs, "train", counted)
     slow = td_jax.train(small(), tmp_path / "slow", progress=False)
     assert calls[0] == 32 and set(calls[1:]) == {1} and sum(calls) == 64  # 4096 moves, then 1 update each
     a = checkpoint.load(tmp_path / "whole" / jax_run.WEIGHTS)[1]
