@@ -4,16 +4,19 @@
 #          mkdir -p .gpu && cp -r ~/.cache/quadrat_env/gpu_rows/. .gpu/   # stopped runs, if any
 #   there: bash scripts/gpu_rows.sh            # run with carry [".whl", ".gpu"]; all under $OUT
 # ROWS: the rows, in order, as learner:Env (default: td_jax:Zudecken32 ppo_jax:Zudecken32
-# td_jax:Zudecken ppo_jax:Zudecken); each row's ten seeds run at once on the one GPU (each seed's
-# seconds are with the others beside it) until they finish or the call's time is up; a row starts
-# only with at least ROW_MIN seconds (default 150) left. Settings, fixed so a stopped seed resumes:
+# td_jax:Zudecken ppo_jax:Zudecken); each row's ten seeds train as one vmapped program (--seed 0 1
+# ... 9; PER_SEED=1: a process a seed, as before) until they finish or the call's time is up; a row
+# starts only with at least ROW_MIN seconds (default 150) left. Settings, fixed so a stopped seed resumes:
 #   td_jax   td_jax.yml as it is (Zudecken32 60M moves, Zudecken 30M; 256 deals a step)
 #   ppo_jax  ppo_jax_cpu.yml with the afterstate network as the policy and TD(0)'s moves on the same
 #            game (the fair budget; PPO_MOVES=N: N million instead)
-# A seed still running at its limit stops on SIGTERM with a checkpoint; carried back in .gpu/ (its
-# <learner>/<Env>-seed<k>/ folder), the next call resumes it, and skips a seed that has finished.
-# Measured on one H200: the ten Zudecken32 TD seeds make about 790,000 moves a second together
-# (three: about 800,000; results/td_jax_gpu), after about 75 s of compiling.
+# Seeds still running at the limit stop on SIGTERM with a checkpoint each; carried back in .gpu/ (each
+# seed's <learner>/<Env>-seed<k>/ folder), the next call resumes them together (a group resumes
+# only with the same seeds), and skips seeds that have finished.
+# Measured on one H200 with a process a seed: the ten Zudecken32 TD seeds made about 790,000 moves a
+# second together (three: about 800,000; results/td_jax_gpu), after about 75 s of compiling: more
+# processes added no speed, a step of one seed (256 deals) being too small to fill the GPU; one
+# program for all ten makes each step ten times larger (its speed on a GPU: not measured yet).
 # Back here: tar xzf runs.tar.gz; keep stopped runs in ~/.cache/quadrat_env/gpu_rows/ for the next
 # call; python -m quadrat_env.experiments.td_jax --export DIR writes a finished seed's model.zip.
 # THROUGHPUT=S: first the JAX envs' speed table (throughput --jax only), S seconds at most.
@@ -46,7 +49,7 @@ EOF
 }
 
 row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM at LIMIT_S
-    local learner=$1 env=$2 limit=$3 pids=() again args
+    local learner=$1 env=$2 limit=$3 pids=() args
     if [ "$learner" = td_jax ]; then
         args=(--eval-every $(($(td_moves "$env") / 6)))
     else
@@ -54,17 +57,27 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
         args=(--hyperparams "$repo/experiments/hyperparams/ppo_jax_cpu.yml" --set features=zudecken-afterstates
               --moves "$moves" --eval-every $((moves / 6)))
     fi
+    local again=() fresh=()  # seeds stopped in an earlier call (one program: resumed together), new ones
     for s in ${SEEDS:-0 1 2 3 4 5 6 7 8 9}; do
         local run="$work/$learner/$env-seed$s"
         [ -f "$run/summary.json" ] && continue  # finished in an earlier call
-        again=() && [ -f "$run/checkpoint.npz" ] && again=(--resume)
-        # shellcheck disable=SC2086  # EXTRA: several options
-        timeout -k 60 -s TERM "$limit" python3 -m "quadrat_env.experiments.$learner" --env "$env" --seed "$s" \
-            --out "$work" --no-progress "${again[@]}" "${args[@]}" ${EXTRA:-} >>"$work/$learner-$env-$s.log" 2>&1 &
-        pids+=($!)
+        if [ -f "$run/checkpoint.npz" ]; then again+=("$s"); else fresh+=("$s"); fi
+    done
+    local group flags
+    for group in "${again[*]}" "${fresh[*]}"; do
+        [ -n "$group" ] || continue
+        flags=(--overwrite) && [ "$group" = "${again[*]}" ] && flags=(--resume)  # no checkpoint: nothing to keep
+        if [ -n "${PER_SEED:-}" ]; then set -- $group; else set -- "$group"; fi  # PER_SEED=1: a process a seed
+        for seeds in "$@"; do
+            # shellcheck disable=SC2086  # EXTRA: several options; $seeds: several seeds
+            timeout -k 60 -s TERM "$limit" python3 -m "quadrat_env.experiments.$learner" --env "$env" \
+                --seed $seeds --out "$work" --no-progress "${flags[@]}" "${args[@]}" ${EXTRA:-} \
+                >>"$work/$learner-$env-${seeds// /_}.log" 2>&1 &
+            pids+=($!)
+        done
     done
     [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
-    tail -qn 1 "$work/$learner-$env"-*.log
+    tail -qn 10 "$work/$learner-$env"-*.log | grep -v '^ ' | tail -n 12
 }
 
 if [ -n "${THROUGHPUT:-}" ]; then  # the JAX envs' speed table for docs/speed.md, first

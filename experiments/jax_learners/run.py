@@ -280,8 +280,10 @@ def run_seeds(settings: list[Any], learners: list[Any], run_dirs: list[Path], re
         if stop.signal:
             group.save(carry, run_dirs)
             return [{"interrupted": stop.signal, "moves": group.moves}] * len(run_dirs)
-        group.evaluate(carry)
-        _write_curves(group, run_dirs)
+        if not group.runs[0].curve or group.runs[0].curve[-1][0] != group.moves:  # else: resumed after it
+            group.evaluate(carry)
+            _write_curves(group, run_dirs)
+            group.save(carry, run_dirs)  # a stop while finishing (held-out games, export) loses nothing
         bar.set_postfix_str(_postfix(group))
     seconds = [r.elapsed() for r in group.runs]  # training's, without the held-out deals' games
     tests = group.tests(carry)

@@ -79,6 +79,32 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_weights(tmp_path, monkeypatc
     assert (tmp_path / "whole" / "curve.csv").read_text().count("\n") == 4  # 0, 4096, 8192 and a header
 
 
+def test_a_run_stopped_while_finishing_resumes_without_training_again(tmp_path, monkeypatch):
+    """Training done, a stop while the held-out deals are played (or the model exported) keeps the
+    trained weights: the checkpoint written at the last validation resumes straight to the finish."""
+    whole = td_jax.train(small(), tmp_path / "whole", progress=False)
+
+    def stopped(self, carry):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt  # as a signal would, after training
+
+    with monkeypatch.context() as m:
+        m.setattr(jax_run.Runs, "tests", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            td_jax.train(small(), tmp_path / "part", progress=False)
+    assert not (tmp_path / "part" / "summary.json").exists()
+    calls = []
+    monkeypatch.setattr(jax_run.Runs, "train", lambda self, carry: calls.append(1))
+    resumed = td_jax.train(small(), tmp_path / "part", resume=True, progress=False)
+    assert calls == [] and resumed["test_wins"] == whole["test_wins"] and resumed["moves"] == 8192
+    a = checkpoint.load(tmp_path / "whole" / jax_run.WEIGHTS)[1]
+    b = checkpoint.load(tmp_path / "part" / jax_run.WEIGHTS)[1]
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    curves = [
+        np.loadtxt(tmp_path / run / "curve.csv", delimiter=",", skiprows=1) for run in ("whole", "part")
+    ]
+    assert np.array_equal(np.delete(curves[0], 1, 1), np.delete(curves[1], 1, 1))  # but the seconds
+
+
 def test_calls_sized_by_the_clock_give_the_same_run(tmp_path, monkeypatch):
     """How many updates a jitted call makes follows its time (``CALL_SECONDS``); the weights and
     the curve's points (every ``eval_every`` moves) must not depend on it."""
