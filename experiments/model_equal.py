@@ -64,11 +64,7 @@ def load_run(run: Path) -> tuple[Any, Any, dict[str, jax.Array]]:
 
 def jax_scores(core: Any, params: dict[str, jax.Array]) -> Any:
     """The JAX policy's legal moves' scores of a batch of states (its argmax is its move)."""
-    if hasattr(core, "_scores"):  # TD(0): the afterstates' values
-        return jax.jit(lambda env: core._scores(params, env)[2])
-    return jax.jit(
-        lambda env: core.forward(params, jax.vmap(core.core.observe)(env), env.legal_action_mask)[0]
-    )
+    return jax.jit(lambda env: core.move_scores(params, env))
 
 
 def gap(scores: np.ndarray, legal: np.ndarray) -> float | None:

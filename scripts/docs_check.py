@@ -97,7 +97,7 @@ def check_page(browser: Any, url: str, shot: Path, width: int = WIDTH) -> list[s
         problems.append(f"{where}: {unwrapped} table(s) not inside a scrolling box")
     problems += [f"{where}: {line}" for line in page.evaluate(LAYOUT, width >= WIDTH)]
     shot.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shot), full_page=True)
+    page.screenshot(path=str(shot), full_page=True, timeout=180_000)  # long pages: slow on 2 cores
     page.close()
     return problems
 

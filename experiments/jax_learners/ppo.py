@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.jax_learners.run import Stats, repeat, reset_ended
+from quadrat_env.experiments.jax_learners.run import Stats, play_greedy, repeat, reset_ended
 
 from quadrat_env.functional import make
 
@@ -229,17 +229,10 @@ class JaxPPO:
         """``n_updates`` updates; the deals ended, deals won and the mean loss over them."""
         return repeat(self._update, carry, n_updates)
 
+    def move_scores(self, params: Params, env: Any) -> jax.Array:
+        """Every move's logit in each state (illegal moves ``MASKED``): greedy play takes its argmax."""
+        return self.forward(params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[0]
+
     def _play(self, params: Params, decks: jax.Array) -> jax.Array:
         """Play ``decks`` (pack indices) with the most likely legal action; which deals were won."""
-        env = jax.vmap(self.core.init_deck)(decks)
-
-        def going(c: tuple[Any, jax.Array]) -> jax.Array:
-            return ~(c[0].terminated | c[0].truncated).all()
-
-        def move(c: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
-            env, won = c
-            logits = self.forward(params, jax.vmap(self.core.observe)(env), env.legal_action_mask)[0]
-            env = jax.vmap(self.core.step)(env, logits.argmax(1))
-            return env, won | env.won
-
-        return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
+        return play_greedy(self.core, self.move_scores, params, decks)

@@ -1,10 +1,12 @@
-"""One run of a JAX learner (``td_jax``, ``ppo_jax``): the loop around its jitted updates, the
-validation curve, checkpoints and ``--resume``, the finished run's files.
+"""One run of a JAX learner (``td_jax``, ``ppo_jax``), or several seeds of it as one program: the
+loop around its jitted updates, the validation curve, checkpoints and ``--resume``, the finished
+run's files (a folder a seed).
 
 A learner is an object with ``moves_per_update`` and ``total_updates``; ``init()`` (its carry: a
 pytree of arrays holding everything the run depends on, its weights under ``.params``);
 ``train(carry, n)`` (``n`` updates: the new carry and ``Stats``); ``play(params, decks)`` (which of
-the decks, JAX pack indices, it wins playing greedily); ``describe()`` (what the summary and
+the decks, JAX pack indices, it wins playing greedily); ``move_scores(params, states)`` (what its
+greedy play maximises, as ``play_greedy`` takes it); ``describe()`` (what the summary and
 ``weights.npz`` say of its network). The run's weights are written as ``weights.npz`` (named as the
 torch policy's ``state_dict``) and, where SB3 is installed, exported as ``model.zip``.
 """
@@ -339,6 +341,23 @@ def repeat(update: Callable[[Any, Any], tuple[Any, Stats]], carry: Any, n: jax.A
     zero = jnp.zeros((), jnp.int32)
     carry, deals, wins, loss = jax.lax.fori_loop(0, n, body, (carry, zero, zero, jnp.zeros((), jnp.float32)))
     return carry, Stats(deals, wins, loss / jnp.maximum(n, 1))
+
+
+def play_greedy(core: Any, move_scores: Callable[[Any, Any], jax.Array], params: Any,
+                decks: jax.Array) -> jax.Array:  # fmt: skip
+    """Play ``decks`` (pack indices) on the JAX rules ``core``, each move the highest of
+    ``move_scores(params, states)``, until every deal has ended; which deals were won."""
+    env = jax.vmap(core.init_deck)(decks)
+
+    def going(c: tuple[Any, jax.Array]) -> jax.Array:
+        return ~(c[0].terminated | c[0].truncated).all()
+
+    def move(c: tuple[Any, jax.Array]) -> tuple[Any, jax.Array]:
+        env, won = c
+        env = jax.vmap(core.step)(env, move_scores(params, env).argmax(1))
+        return env, won | env.won
+
+    return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
 
 
 def reset_ended(ended: jax.Array, fresh: Any, state: Any) -> Any:
