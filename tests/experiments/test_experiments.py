@@ -310,8 +310,12 @@ def test_tables_only_rewrites_tables_and_plots_from_an_earlier_run_and_plays_not
     assert benchmark.main(["--out", str(tmp_path), "--tables-only", "--no-progress"]) == 0
     assert (tmp_path / "benchmark.md").read_text() == (ROOT / "results" / "benchmark.md").read_text()
     assert (tmp_path / "benchmark.json").read_bytes() == (ROOT / "results" / "benchmark.json").read_bytes()
-    for plot in ("win_rates.png", "learning_curves.png"):  # drawn again from the result: as committed
-        assert (tmp_path / plot).read_bytes() == (ROOT / "results" / plot).read_bytes()
+    from matplotlib.testing.compare import compare_images
+
+    for plot in ("win_rates.png", "learning_curves.png"):  # drawn again from the result: as committed,
+        # but for anti-aliasing that moves with numpy's build (measured: RMS 0.71 of 255 for the
+        # learning curves between two machines)
+        assert compare_images(str(ROOT / "results" / plot), str(tmp_path / plot), tol=2) is None, plot
     with pytest.raises(SystemExit) as stop:
         benchmark.main(["--out", str(tmp_path / "none"), "--tables-only"])
     assert stop.value.code == 2 and "--tables-only" in capsys.readouterr().err
