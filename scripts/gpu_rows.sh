@@ -15,8 +15,8 @@
 # only with the same seeds), and skips seeds that have finished.
 # Measured on one H200 with a process a seed: the ten Zudecken32 TD seeds made about 790,000 moves a
 # second together (three: about 800,000; results/td_jax_gpu), after about 75 s of compiling: more
-# processes added no speed, a step of one seed (256 deals) being too small to fill the GPU; one
-# program for all ten makes each step ten times larger (its speed on a GPU: not measured yet).
+# processes added no speed; one program for all ten makes each step ten seeds' work (its speed on
+# a GPU: not measured yet).
 # Back here: tar xzf runs.tar.gz; keep stopped runs in ~/.cache/quadrat_env/gpu_rows/ for the next
 # call; python -m quadrat_env.experiments.td_jax --export DIR writes a finished seed's model.zip.
 # THROUGHPUT=S: first the JAX envs' speed table (throughput --jax only), S seconds at most.

@@ -54,8 +54,9 @@ def parser(learner: Learner) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"python -m {command}", description=learner.description)
     p.add_argument("--env", help="env ID or its short name (Zudecken32, Zudecken, ...)")
     p.add_argument("--seed", type=int, nargs="+", default=[0], metavar="SEED",
-                   help="one seed, or several: trained together as one program (on a GPU in about the "
-                        "time of one), each into its own run folder")  # fmt: skip
+                   help="one seed, or several: trained together as one program (for a GPU, where "
+                        "more processes of one seed each added no speed), each into its own run "
+                        "folder")  # fmt: skip
     p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")
     p.add_argument("--n-envs", type=int, help="override n_envs from the YAML")
     p.add_argument("--eval-every", type=int, metavar="MOVES", help="override eval_every from the YAML")

@@ -135,8 +135,10 @@ class Run:
 class Runs:
     """The seeds trained in one program: one with its learner's own jitted functions, or several
     (the same settings but the seed) as one program vmapped over a leading seed axis of the carry,
-    which on a GPU plays all of them in about the time of one (a seed's updates then take another
-    floating-point path than alone: the same learner, not the same weights)."""
+    meant for a GPU, where ten processes of one seed each made no more moves a second than three
+    (results/td_jax_gpu; what one program gains there is not measured yet; on 2 CPU cores nothing:
+    results/td_jax_cpu/together). A seed's updates then take another
+    floating-point path than alone: the same learner, not the same weights."""
 
     def __init__(self, runs: list[Run]) -> None:
         self.runs, first = runs, runs[0]
