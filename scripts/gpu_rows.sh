@@ -12,7 +12,8 @@
 #            game (the fair budget; PPO_MOVES=N: N million instead)
 # Seeds still running at the limit stop on SIGTERM with a checkpoint each; carried back in .gpu/ (each
 # seed's <learner>/<Env>-seed<k>/ folder), the next call resumes them together (a group resumes
-# only with the same seeds), and skips seeds that have finished.
+# only with the same seeds), and skips seeds that have finished (there, or committed in
+# results/<learner>_gpu/<Env>-seed<k>/).
 # Measured on one H200 with a process a seed: the ten Zudecken32 TD seeds made about 790,000 moves a
 # second together (three: about 800,000; results/td_jax_gpu), after about 75 s of compiling: more
 # processes added no speed; one program for all ten makes each step ten seeds' work (its speed on
@@ -61,6 +62,7 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
     for s in ${SEEDS:-0 1 2 3 4 5 6 7 8 9}; do
         local run="$work/$learner/$env-seed$s"
         [ -f "$run/summary.json" ] && continue  # finished in an earlier call
+        [ -f "$repo/results/${learner}_gpu/$env-seed$s/summary.json" ] && continue  # committed already
         if [ -f "$run/checkpoint.npz" ]; then again+=("$s"); else fresh+=("$s"); fi
     done
     local group flags
