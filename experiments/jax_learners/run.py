@@ -132,6 +132,11 @@ class Run:
         return out
 
 
+def _but_seed(run: Run) -> dict[str, Any]:
+    """A run's settings but its seed: what the seeds of one program must share."""
+    return {k: v for k, v in run.s.config().items() if k != "seed"}
+
+
 class Runs:
     """The seeds trained in one program: one with its learner's own jitted functions, or several
     (the same settings but the seed) as one program vmapped over a leading seed axis of the carry,
@@ -143,10 +148,7 @@ class Runs:
     def __init__(self, runs: list[Run]) -> None:
         self.runs, first = runs, runs[0]
         self.seeds = [r.s.seed for r in runs]
-        same = {k: v for k, v in first.s.config().items() if k != "seed"}
-        if len(set(self.seeds)) < len(runs) or any(
-            {k: v for k, v in r.s.config().items() if k != "seed"} != same for r in runs
-        ):
+        if len(set(self.seeds)) < len(runs) or any(_but_seed(r) != _but_seed(first) for r in runs):
             raise ValueError("seeds trained together need distinct seeds and otherwise the same settings")
         one = first.learner
         self.moves_per_update, self.total_updates = one.moves_per_update, one.total_updates
