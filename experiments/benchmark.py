@@ -263,6 +263,7 @@ def training_table(models: Path) -> str:
                 info.get("steps_per_second", info.get("moves_per_second")),
             )
             details = ["dense reward" if dense_reward(cfg) else "", network_name(info),
+                       f"ent_coef {cfg['ent_coef']}" if "ent_coef" in cfg else "",  # PPO: 0.01 or 0.05
                        f"on {info['device']}" if "device" in info else ""]  # fmt: skip
             method = ", ".join(
                 [str(cfg.get("method", "RL")), *filter(None, details), f"{cfg['n_envs']} envs"]

@@ -143,17 +143,17 @@ def test_a_model_says_whether_it_learned_from_the_sparse_or_the_dense_reward(tmp
     assert benchmark.learned_label("maskable_ppo", how[2]).startswith("imitation of")
 
 
-def test_the_training_table_names_the_dense_reward(tmp_path):
+def test_the_training_table_names_the_dense_reward_and_the_entropy_bonus(tmp_path):
     configs = tmp_path / "configs"
     configs.mkdir()
     summary = {"moves": 1000, "seconds": 2.0, "moves_per_second": 500, "network": "mlp", "net_arch": [64, 64]}
-    for seed, kwargs in enumerate(({"reward_mode": "dense"}, {})):
-        config = {"seed": seed, "n_envs": 8, "method": "PPO from the reward, JAX", "env_kwargs": kwargs}
+    for seed, extra in enumerate(({"env_kwargs": {"reward_mode": "dense"}}, {"ent_coef": 0.05})):
+        config = {"seed": seed, "n_envs": 8, "method": "PPO from the reward, JAX", "env_kwargs": {}, **extra}
         (configs / f"Quadrille-ppo_jax-seed{seed}.yml").write_text(yaml.safe_dump(config))
         (configs / f"Quadrille-ppo_jax-seed{seed}-summary.json").write_text(json.dumps(summary))
     table = benchmark.training_table(tmp_path)
     assert "| Quadrille-ppo_jax | 0 | PPO from the reward, JAX, dense reward, mlp 64x64, 8 envs |" in table
-    assert "| Quadrille-ppo_jax | 1 | PPO from the reward, JAX, mlp 64x64, 8 envs |" in table
+    assert "| Quadrille-ppo_jax | 1 | PPO from the reward, JAX, mlp 64x64, ent_coef 0.05, 8 envs |" in table
 
 
 def test_a_forged_journal_stops_the_benchmark_before_any_deal_is_played(tmp_path, capsys):
