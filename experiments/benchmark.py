@@ -258,10 +258,8 @@ def training_table(models: Path) -> str:
         rounds = cfg_path.with_name(f"{cfg_path.stem}-rounds.json")
         if summary.is_file():
             info = json.loads(summary.read_text())  # train's summary counts steps, td's moves
-            steps, speed = (
-                info.get("steps", info.get("moves")),
-                info.get("steps_per_second", info.get("moves_per_second")),
-            )
+            steps = info.get("steps", info.get("moves"))
+            speed = info.get("steps_per_second", info.get("moves_per_second"))
             details = ["dense reward" if dense_reward(cfg) else "", network_name(info),
                        f"ent_coef {cfg['ent_coef']}" if "ent_coef" in cfg else "",  # PPO: 0.01 or 0.05
                        f"on {info['device']}" if "device" in info else ""]  # fmt: skip
