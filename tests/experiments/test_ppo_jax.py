@@ -71,7 +71,9 @@ def test_a_tiny_run_learns_and_its_model_plays_as_the_jax_policy(tmp_path):
     published = SB3Agent.load(models / "Quadrille-ppo_jax.zip", benchmark.MODEL_KINDS["ppo_jax"], QUADRILLE)
     again = evaluate(QUADRILLE, published, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
     assert again.wins == summary["test_wins"]
-    method = f"PPO from the reward, JAX, mlp 64x64, on {summary['device']}, 128 envs"
+    method = (
+        f"PPO from the reward, JAX, mlp 64x64, ent_coef {settings.ent_coef}, on {summary['device']}, 128 envs"
+    )
     row = f"| Quadrille-ppo_jax | 0 | {method} | {summary['moves']:,} |"
     assert row in benchmark.training_table(models)
 
@@ -115,7 +117,10 @@ def test_an_afterstate_policy_scores_the_moves_and_its_model_plays_as_the_jax_po
     published = SB3Agent.load(models / f"Zudecken32-{kind}.zip", benchmark.MODEL_KINDS[kind], Z32)
     again = evaluate(Z32, published, seeds.BENCHMARK.take(200), progress=False, n_envs=200)[0]
     assert again.wins == compiled.wins
-    method = f"PPO from the reward, JAX, zudecken-afterstates, on {summary['device']}, 64 envs"
+    method = (
+        f"PPO from the reward, JAX, zudecken-afterstates, ent_coef {settings.ent_coef}, "
+        f"on {summary['device']}, 64 envs"
+    )
     assert f"| Zudecken32-{kind} | 0 | {method} | {summary['moves']:,} |" in benchmark.training_table(models)
     # on the same states the two sides part only at near ties: gaps far below the usual ones
     same = model_equal.compare(tmp_path, 200)
