@@ -7,7 +7,8 @@ move that wins in the most samples. Ties go to the game's greedy rule (Zudecken:
 then lowest action).
 
 Games whose greedy rule is optimal (``Rules.greedy_is_optimal``; Quadrille) need no sampling:
-the planner plays it. ``time_budget`` (seconds per decision) stops sampling early. By default
+the planner plays it. ``time_budget`` (seconds per decision) stops sampling early, which makes the
+moves depend on the machine's speed; ``cut_short`` counts the decisions it ended. By default
 (``adaptive=True``) sampling goes on in batches only while the two leading moves are not yet told
 apart (``settled``), up to ``samples``: more samples where the decision is close.
 """
@@ -53,6 +54,9 @@ class PlannerAgent(Agent):
         self.samples, self.time_budget, self.adaptive = samples, time_budget, adaptive
         self.rng = np.random.default_rng(seed)
         self.sampled = 0  # samples drawn over the agent's life (for cost reports)
+        # decisions the time budget ended before the stopping rule or ``samples`` did: each one makes a
+        # run depend on the machine's speed (its later samples come from a shifted random stream)
+        self.cut_short = 0
 
     def act(self, observation: np.ndarray, mask: np.ndarray) -> int:
         moves = legal(mask)
@@ -69,7 +73,10 @@ class PlannerAgent(Agent):
             outcomes[done : done + batch] = self.solver.wins_after(worlds, moves)  # type: ignore[union-attr]
             done += batch
             enough = self.adaptive and done >= MIN_SAMPLES and settled(outcomes[:done])
-            if enough or time.perf_counter() > deadline:
+            if enough:
+                break
+            if time.perf_counter() > deadline:
+                self.cut_short += done < self.samples
                 break
         self.sampled += done
         wins = outcomes[:done].sum(axis=0)

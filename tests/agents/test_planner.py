@@ -95,3 +95,33 @@ def test_adaptive_planner_samples_in_batches_within_its_budget():
     for agent in (fixed, adaptive):
         agent.act(obs, info["action_mask"])
     assert fixed.sampled == 256 and 64 <= adaptive.sampled <= 256 and adaptive.sampled % 64 == 0
+
+
+def first_choice(seed=0):
+    """The first observation of a seeded Zudecken deal that has a choice, and its mask."""
+    env = gym.make(ZU)
+    while True:
+        obs, info = env.reset(seed=seed)
+        if info["action_mask"].sum() > 1:
+            return obs, info["action_mask"]
+        seed += 1
+
+
+def test_cut_short_counts_decisions_the_time_budget_ended():
+    obs, mask = first_choice()
+    hurried = PlannerAgent(ZU, samples=256, adaptive=False, time_budget=1e-9, seed=0)
+    patient = PlannerAgent(ZU, samples=256, adaptive=False, time_budget=float("inf"), seed=0)
+    for _ in range(2):
+        hurried.act(obs, mask), patient.act(obs, mask)
+    assert (hurried.cut_short, hurried.sampled) == (2, 2 * 64)  # one batch each, then out of time
+    assert (patient.cut_short, patient.sampled) == (0, 2 * 256)
+
+
+def test_the_search_is_compiled_before_the_first_decision():
+    """Compiling inside the first decision could run out its time budget (fewer samples, a shifted
+    random stream): the agent compiles the search it decides with, for the rows it draws, up front."""
+    agent = PlannerAgent(ZU, samples=64, seed=0)
+    dispatcher = agent.game.kernel.wins_after
+    compiled = list(dispatcher.signatures)
+    agent.act(*first_choice())
+    assert compiled and dispatcher.signatures == compiled
