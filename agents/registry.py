@@ -170,10 +170,12 @@ def _random(env_id: str, seed: int = 0) -> Any:
     return RandomAgent(seed=seed)
 
 
-def _planner(env_id: str, seed: int = 0, **kwargs: Any) -> Any:
+def _planner(env_id: str, seed: int = 0, time_budget: float = float("inf"), **kwargs: Any) -> Any:
+    """The planner the tools name (benchmark, ``quadrat-bench``): without a time budget, so a run plays
+    the same moves on any machine at any load (``samples`` bounds each decision)."""
     from quadrat_env.agents.planner import PlannerAgent
 
-    return PlannerAgent(env_id, seed=seed, **kwargs)
+    return PlannerAgent(env_id, seed=seed, time_budget=time_budget, **kwargs)
 
 
 register_agent("random", _random, help="uniform over the legal moves")

@@ -125,9 +125,8 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     if kind == "solver":
         return bound_row(env_id, seeds.BENCHMARK.take(args.solver_deals))
     deals, extra = args.deals, {}
-    if kind == "planner":  # no time budget: the same moves on any machine at any load (``samples`` bound it)
-        agent = make(kind, env_id, samples=args.planner_samples, time_budget=float("inf"))
-        deals = args.planner_deals
+    if kind == "planner":
+        agent, deals = make(kind, env_id, samples=args.planner_samples), args.planner_deals
     elif kind in ("random", "greedy", "optimal"):
         agent = make(kind, env_id)
     else:

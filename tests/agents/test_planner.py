@@ -125,3 +125,13 @@ def test_the_search_is_compiled_before_the_first_decision():
     compiled = list(dispatcher.signatures)
     agent.act(*first_choice())
     assert compiled and dispatcher.signatures == compiled
+
+
+def test_the_tools_planner_has_no_time_budget():
+    """The benchmark and ``quadrat-bench`` make the planner by name: its moves must not depend on the
+    machine's speed. The class keeps its 1 s budget for interactive play."""
+    from quadrat_env.agents import make
+
+    assert make("planner", ZU).time_budget == float("inf")
+    assert PlannerAgent(ZU, samples=1).time_budget == 1.0
+    assert make("planner", ZU, time_budget=2.0).time_budget == 2.0
