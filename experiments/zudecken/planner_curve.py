@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             "samples": samples,
             "adaptive": args.adaptive,
             "seconds_per_decision": summary.seconds / decisions,
+            "cut_short": agent.cut_short,  # decisions the time budget ended (> 0: depends on the machine)
             "won_deals": "".join("1" if e.won else "0" for e in episodes),
         }  # per deal, to pair runs
         rows.append(row)

@@ -207,6 +207,7 @@ def test_planner_curve_command(tmp_path):
     assert all(set(r["won_deals"]) <= {"0", "1"} for r in rows)
     assert [r["won_deals"].count("1") for r in rows] == [r["wins"] for r in rows]
     assert [r["samples"] for r in rows] == [1, 2] and all(r["episodes"] == 2 for r in rows)
+    assert [r["cut_short"] for r in rows] == [0, 0]  # one or two samples never take the 1 s budget
 
 
 def test_the_td_curves_figure_draws_every_published_seed_and_the_optimum(tmp_path, capsys):
