@@ -62,7 +62,7 @@ class Solver:
         self.memo = new_memo()  # reused from deal to deal: a new deal only bumps its generation
         if not self.greedy:  # compile (or load) both searches now, not inside a timed decision: a
             # planner whose first decision ran out of time on compiling drew fewer samples, which
-            # shifted its random stream and so every later decision (62.90% vs 64.20% on the same deals)
+            # shifted its random stream and so every later decision (629 vs 642 of the same 1,000 deals won)
             self.line(game.start(game.pack))
             self.wins_after(np.zeros((0, game.state_size), dtype=np.int64), np.zeros(0, dtype=np.int64))
 
