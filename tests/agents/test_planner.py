@@ -83,22 +83,16 @@ def test_stopping_rule():
 
 
 def test_adaptive_planner_samples_in_batches_within_its_budget():
-    env = gym.make(ZU)
-    seed = 0
-    while True:  # the first deal that opens with a choice
-        obs, info = env.reset(seed=seed)
-        if info["action_mask"].sum() > 1:
-            break
-        seed += 1
+    obs, mask = first_choice()
     fixed = PlannerAgent(ZU, samples=256, adaptive=False, seed=0)
     adaptive = PlannerAgent(ZU, samples=256, adaptive=True, seed=0)
     for agent in (fixed, adaptive):
-        agent.act(obs, info["action_mask"])
+        agent.act(obs, mask)
     assert fixed.sampled == 256 and 64 <= adaptive.sampled <= 256 and adaptive.sampled % 64 == 0
 
 
 def first_choice(seed=0):
-    """The first observation of a seeded Zudecken deal that has a choice, and its mask."""
+    """The opening observation of the first seeded Zudecken deal that opens with a choice, and its mask."""
     env = gym.make(ZU)
     while True:
         obs, info = env.reset(seed=seed)
