@@ -29,6 +29,7 @@ from quadrat_env.agents.planner import SAMPLES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments import studies
+from quadrat_env.experiments.committed import model_paths
 from quadrat_env.experiments.pages import docs_page, generated_by, updated_page
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
@@ -82,15 +83,6 @@ def learned_from(models: Path, env_id: str, kind: str, seed: int) -> str:
 def dense_reward(config: dict[str, Any]) -> bool:
     """Whether a run's config has its env pay the dense reward (``env_kwargs: {reward_mode: dense}``)."""
     return (config.get("env_kwargs") or {}).get("reward_mode") == "dense"
-
-
-def model_paths(env_id: str, algo: str, models: Path) -> list[tuple[int, Path]]:
-    """The committed model (seed 0) and the other training seeds' models, if present."""
-    name = env_name(env_id)
-    found = [(0, models / f"{name}-{algo}.zip")]
-    found += sorted((int(p.stem.rsplit("seed", 1)[1]), p)
-                    for p in (models / "seeds").glob(f"{name}-{algo}-seed*.zip"))  # fmt: skip
-    return [(s, p) for s, p in found if p.is_file()]
 
 
 def bound_row(env_id: str, deals: range) -> dict[str, Any]:

@@ -78,20 +78,22 @@ _HOW = {"the reward": "from the reward", "the dense reward": "from the dense rew
 
 
 def model_curves(models: Path, stem: str, window: int = 2000) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """The training curves of the committed model ``models/<stem>.zip`` (seed 0), each as (label, x, win
+    """The training curves of the published model ``models/<stem>.zip`` (its seed's), each as (label, x, win
     rate %). From play, x is environment steps: its validation curve (train's and td's ``curve.csv``)
     where published, else the rolling win rate of its Monitor log's training games. From labels, x is
     epochs over the labelled positions (imitate's ``rounds.json``); such labels start with "imitating"."""
     from quadrat_env.experiments.benchmark import learned_from
+    from quadrat_env.experiments.committed import published_seed
 
     game, kind = stem.split("-", 1)
-    name = f"{_KINDS.get(kind, kind)}, {_HOW[learned_from(models, f'quadrat_env/{game}-v0', kind, 0)]}"
+    seed = published_seed(models, stem)
+    name = f"{_KINDS.get(kind, kind)}, {_HOW[learned_from(models, f'quadrat_env/{game}-v0', kind, seed)]}"
     configs, curves = models / "configs", []
-    for csv in data_files(configs, f"{stem}-seed0-curve.csv"):
+    for csv in data_files(configs, f"{stem}-seed{seed}-curve.csv"):
         data = np.genfromtxt(csv, delimiter=",", names=True, ndmin=1)
         steps = data["moves"] if "moves" in data.dtype.names else data["steps"]
         curves.append((f"{name} (validation deals)", steps, data["win_rate"] * 100))
-    for rounds in data_files(configs, f"{stem}-seed0-rounds.json"):
+    for rounds in data_files(configs, f"{stem}-seed{seed}-rounds.json"):
         rows = json.loads(rounds.read_text())
         epochs = np.array([r["epochs"] for r in rows])
         curves.append(
@@ -99,7 +101,7 @@ def model_curves(models: Path, stem: str, window: int = 2000) -> list[tuple[str,
         )
     monitor = models / "monitor" / stem
     if not curves and monitor.is_dir():
-        started, won = _by_start(monitor, _n_envs(configs / f"{stem}-seed0.yml"))
+        started, won = _by_start(monitor, _n_envs(configs / f"{stem}-seed{seed}.yml"))
         k = max(1, min(window, len(won) // 10))  # short runs get a shorter window
         if len(won):
             rolling = np.convolve(won, np.ones(k) / k, mode="valid") * 100
@@ -129,8 +131,8 @@ def _by_start(monitor: Path, n_envs: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None = None) -> None:
-    """Win rate against training of every committed model (its own run, seed 0), labelled by what
-    it learned from: one panel per game for the models that learned from play (against environment
+    """Win rate against training of every published model (its own run), labelled by what it learned
+    from: one panel per game for the models that learned from play (against environment
     steps) and one for imitation (against epochs), so each panel's x-axis is one quantity; the exact
     optimum (``optimum``: short name -> win rate) as a dashed line where known."""
     stems = sorted(p.stem for p in models.glob("*-*.zip")) if models.is_dir() else []
@@ -163,7 +165,7 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
         ax.set_ylabel("win rate, %")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle("Learning curves of the committed models (seed 0; their own training runs)")
+    fig.suptitle("Learning curves of the published models (their own training runs)")
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)

@@ -2,9 +2,13 @@
 
     python -m quadrat_env.experiments.publish runs/maskable_ppo/*-seed* runs/ppo/*-seed*
 
-Seed 0 becomes the committed model ``<Name>-<algo>.zip`` with its Monitor logs (for the learning
-curves) and config; other seeds go to ``seeds/<Name>-<algo>-seed<k>.zip``. Every run's resolved
-config and summary go to ``configs/``.
+    python -m quadrat_env.experiments.publish --best Zudecken-ppo_jax_afterstates
+
+The published seed (seed 0, or the one ``--best`` chose) is the committed model ``<Name>-<algo>.zip``
+(with its Monitor logs, for the learning curves); other seeds go to ``seeds/<Name>-<algo>-seed<k>.zip``.
+Every run's resolved config and summary go to ``configs/``. ``--best`` makes the committed seed with
+the highest validation win rate the published one (chosen on the validation deals, never on the
+held-out test deals; ``experiments/committed.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import sys
 from pathlib import Path
 
 from quadrat_env.agents.safe_load import load_model
+from quadrat_env.experiments.committed import best_seed, promotion, seed_path, validation_win_rates
 
 from quadrat_env.extras import command, importing
 from quadrat_env.files import data_files, exclusive_folder, replace_all
@@ -45,7 +50,7 @@ def publish(run: Path, models: Path = MODELS) -> Path:
     except Exception as err:  # noqa: BLE001 - whatever is wrong with it, it is not published
         raise ValueError(f"{model} does not load as a {kind} model for {config['env_id']}: {err}") from None
     stem, seed = f"{env_name(config['env_id'])}-{kind}", int(config["seed"])
-    target = models / f"{stem}.zip" if seed == 0 else models / "seeds" / f"{stem}-seed{seed}.zip"
+    target = seed_path(models, stem, seed)
     changes: dict[Path, bytes | None] = {
         target: slim_model(model.read_bytes()),  # what play needs, no optimizer state or last observations
         models / "configs" / f"{stem}-seed{seed}.yml": config_path.read_bytes(),
@@ -53,7 +58,7 @@ def publish(run: Path, models: Path = MODELS) -> Path:
     for extra in ("summary.json", "rounds.json", "curve.csv"):
         if (run / extra).is_file():
             changes[models / "configs" / f"{stem}-seed{seed}-{extra}"] = (run / extra).read_bytes()
-    if seed == 0 and (run / "monitor").is_dir():
+    if target == models / f"{stem}.zip" and (run / "monitor").is_dir():
         changes.update(monitor_logs(run / "monitor", models / "monitor" / stem))
     replace_all(changes, models / JOURNAL)  # all the run's files, or (stopped) none of them
     return target
@@ -106,17 +111,32 @@ def monitor_logs(source: Path, target: Path) -> dict[Path, bytes | None]:
     return changes
 
 
+def publish_best(stem: str, models: Path = MODELS) -> str:
+    """Make the committed seed of ``stem`` with the best validation win rate the published model."""
+    rates = validation_win_rates(models, stem)
+    seed = best_seed(models, stem)
+    replace_all(promotion(models, stem, seed), models / JOURNAL)
+    listed = ", ".join(f"{k}: {v:.2%}" for k, v in rates.items())
+    return f"{stem}: seed {seed} is the published model {models / stem}.zip (validation win rates {listed})"
+
+
 @command
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("runs", nargs="+", type=Path, help="run folders")
+    p.add_argument("runs", nargs="*", type=Path, help="run folders")
+    p.add_argument("--best", nargs="+", default=[], metavar="NAME-KIND",
+                   help="then publish the committed seed with the best validation win rate")  # fmt: skip
     p.add_argument("--models", type=Path, default=MODELS)
     args = p.parse_args(argv)
+    if not args.runs and not args.best:
+        p.error("name run folders to publish, or --best NAME-KIND")
     try:  # one writer of a models folder at a time (slim and a second publish are refused)
         with exclusive_folder(args.models):
             read_journal(args.models / JOURNAL)  # a damaged or forged journal: refused before any work
             for run in args.runs:
                 print(f"{run} -> {publish(run, args.models)}")
+            for stem in args.best:
+                print(publish_best(stem, args.models))
     except (ValueError, KeyError) as err:  # FolderBusy and JournalError are ValueErrors
         p.error(str(err))
     return 0

@@ -27,7 +27,8 @@ from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import SAMPLES, PlannerAgent
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS, learned_from, model_paths
+from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS, learned_from
+from quadrat_env.experiments.committed import model_paths
 from quadrat_env.experiments.pages import docs_page, write_tables
 
 from quadrat_env import seeds

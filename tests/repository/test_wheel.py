@@ -107,6 +107,7 @@ def test_the_wheel_claims_only_quadrat_env(wheel):
         "quadrat_env/agents/solver.py",
         "quadrat_env/experiments/hyperparams/maskable_ppo.yml",
         "quadrat_env/experiments/models/Zudecken-maskable_ppo.zip",
+        "quadrat_env/experiments/models/published.yml",  # which seed each shipped model is
     ):
         assert shipped in names
 
