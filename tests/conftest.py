@@ -94,5 +94,6 @@ def results_stay_as_committed() -> Iterator[None]:
     a 1,000-deal one there): checked over the whole session, an error at its end if one did."""
     before = _results()
     yield
-    changed = sorted(k for k in {*before, *_results()} if before.get(k) != _results().get(k))
+    after = _results()  # once: hashing every results file for each of them took a minute
+    changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
     assert not changed, f"tests changed results/: {changed}"
