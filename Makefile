@@ -25,8 +25,10 @@ benchmark: setup
 demo: setup
 	$(PY) -m quadrat_env.experiments.demo
 
+# One test worker a core (at most 8; pytest-xdist), each test file on one worker, so that its module
+# fixtures (a trained model, a built wheel, a solved table) are built once.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 8 --dist loadfile
 
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
