@@ -52,9 +52,9 @@ def pytest_addoption(parser):
     parser.addoption("--regen-images", action="store_true", help="rewrite tests/data/*.png")
 
 
-#: JAX's environment setting for its on-disk compilation cache, and where this session made one.
+#: JAX's environment setting for its on-disk compilation cache, and the session's change to the environment.
 _JAX_CACHE = "JAX_COMPILATION_CACHE_DIR"
-_jax_cache_key = pytest.StashKey[str]()
+_jax_cache_key = pytest.StashKey[tuple[str, pytest.MonkeyPatch]]()
 _JAX_CACHE_SETTINGS = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # the quick compilations too
     # a size limit turns on the cache's file lock: the test workers (make test) and the processes a
@@ -73,16 +73,16 @@ def pytest_configure(config):
     Set here, before any test module imports JAX, so that JAX reads it at import; the test workers
     of pytest-xdist start later and inherit it."""
     if _JAX_CACHE not in os.environ:
-        folder = tempfile.mkdtemp(prefix="quadrat-env-tests-jax-")
-        config.stash[_jax_cache_key] = folder
-        os.environ.update({_JAX_CACHE: folder, **_JAX_CACHE_SETTINGS})
+        folder, mp = tempfile.mkdtemp(prefix="quadrat-env-tests-jax-"), pytest.MonkeyPatch()
+        for name, value in {_JAX_CACHE: folder, **_JAX_CACHE_SETTINGS}.items():
+            mp.setenv(name, value)
+        config.stash[_jax_cache_key] = folder, mp
 
 
 def pytest_unconfigure(config):
-    folder = config.stash.get(_jax_cache_key, None)
-    if folder is not None:
-        for name in (_JAX_CACHE, *_JAX_CACHE_SETTINGS):
-            os.environ.pop(name, None)
+    if (made := config.stash.get(_jax_cache_key, None)) is not None:
+        folder, mp = made
+        mp.undo()  # the environment as it was, settings the user had included
         shutil.rmtree(folder, ignore_errors=True)
 
 
