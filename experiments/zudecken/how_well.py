@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, wilson
+from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, bounds, evaluate, make, wilson
 from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
-from quadrat_env.agents.planner import SAMPLES, PlannerAgent
+from quadrat_env.agents.planner import SAMPLES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS, learned_from
 from quadrat_env.experiments.committed import model_paths
@@ -79,10 +79,10 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
     for name, path in extra_models():
         rows.append(row(name, many, SB3Agent.load(path, "maskable_ppo", ZU)))
     for samples in budgets:
-        agent = PlannerAgent(ZU, samples=samples, seed=0, time_budget=60.0, adaptive=False)
+        agent = make("planner", ZU, samples=samples, seed=0, adaptive=False)
         rows.append(row(f"planner, {samples} samples", few, agent))
     default = f"planner (default: up to {SAMPLES} samples, stopping once settled)"
-    rows.append(row(default, few, PlannerAgent(ZU, seed=0)))
+    rows.append(row(default, few, make("planner", ZU, seed=0)))  # no time budget, as the benchmark
     one, bound_seeds = partial(bounds.one_level, samples=bound_samples), seeds.BENCHMARK.take(bound_deals)
     rows.append(row(f"bound: one level exact ({bound_samples} samples)", bound_seeds, one))
     rows.append(row("bound: clairvoyant solver (knows the stock)", many, bounds.clairvoyant))
