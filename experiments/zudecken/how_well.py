@@ -3,13 +3,15 @@
     python -m quadrat_env.experiments.zudecken.how_well                     # about 8 minutes on 2 cores
     python -m quadrat_env.experiments.zudecken.how_well --update-docs
 
-Rows: random, largest-group greedy, the hand rule, the committed learned policies (each training
-seed), the planner at several sample budgets, and two upper bounds (``quadrat_env.agents.bounds``):
-the one-level bound (the first decision made from what the player sees, clairvoyant after it) and
-the clairvoyant solver (it knows the stock). Each row: deals, win rate, 95% interval (Wilson; for
-the one-level bound, whose per-deal values are fractions, the normal interval of the mean), and
-cost per decision (per deal for the bounds). All rows play ``reset(seed=10**9 + i)``; the cheap ones
-10,000 deals, the planners and the one-level bound fewer.
+Rows: random, largest-group greedy, the hand rule, the published model of each learned kind (the
+benchmark has every seed; models play in the benchmark's batches, so the two tables agree), the
+extra models of ``experiments/models/zudecken/extra.yml``, the planner at several sample budgets,
+and two upper bounds (``quadrat_env.agents.bounds``): the one-level bound (the first decision made
+from what the player sees, clairvoyant after it) and the clairvoyant solver (it knows the stock).
+Each row: deals, win rate, 95% interval (Wilson; for the one-level bound, whose per-deal values are
+fractions, the normal interval of the mean), and cost per decision (per deal for the bounds). All
+rows play ``reset(seed=10**9 + i)``; the cheap ones 10,000 deals, the planners and the one-level
+bound fewer.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from quadrat_env.agents.evaluate import Z95
 from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import SAMPLES
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS, learned_from
-from quadrat_env.experiments.committed import model_paths
+from quadrat_env.experiments.benchmark import MODEL_BATCH, MODEL_KINDS, MODELS, learned_from
+from quadrat_env.experiments.committed import published_seed
 from quadrat_env.experiments.pages import docs_page, write_tables
 
 from quadrat_env import seeds
@@ -55,7 +57,8 @@ def row(name: str, deals: range, play: Any) -> dict[str, Any]:
             half = Z95 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 1.0
             low, high = max(0.0, values.mean() - half), min(1.0, values.mean() + half)
     else:
-        summary, episodes = evaluate(ZU, play, deals, progress=False, n_envs=128)
+        batch = MODEL_BATCH if isinstance(play, SB3Agent) else 128  # models as the benchmark plays them
+        summary, episodes = evaluate(ZU, play, deals, progress=False, n_envs=batch)
         wins, decisions = summary.wins, sum(e.steps for e in episodes)
         low, high = wilson(wins, len(deals))
     seconds = time.perf_counter() - start
@@ -72,12 +75,8 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
     many, few = seeds.BENCHMARK.take(deals), seeds.BENCHMARK.take(planner_deals)
     rows = [row("random", many, RandomAgent(seed=0)), row("greedy (largest group)", many, GreedyAgent(ZU)),
             row("hand rule (keep matched upcards)", many, HandRuleAgent(ZU))]  # fmt: skip
-    for kind, algo in MODEL_KINDS.items():  # the committed models, each named by what it learned from
-        for seed, path in model_paths(ZU, kind, MODELS):
-            how = learned_from(MODELS, ZU, kind, seed)
-            rows.append(row(f"learned from {how}: {kind}, seed {seed}", many, SB3Agent.load(path, algo, ZU)))
-    for name, path in extra_models():
-        rows.append(row(name, many, SB3Agent.load(path, "maskable_ppo", ZU)))
+    for name, path, algo in published_models() + [(n, p, "maskable_ppo") for n, p in extra_models()]:
+        rows.append(row(name, many, SB3Agent.load(path, algo, ZU)))
     for samples in budgets:
         agent = make("planner", ZU, samples=samples, seed=0, adaptive=False)
         rows.append(row(f"planner, {samples} samples", few, agent))
@@ -87,6 +86,19 @@ def run(deals: int, planner_deals: int, budgets: list[int], bound_deals: int,
     rows.append(row(f"bound: one level exact ({bound_samples} samples)", bound_seeds, one))
     rows.append(row("bound: clairvoyant solver (knows the stock)", many, bounds.clairvoyant))
     return rows
+
+
+def published_models() -> list[tuple[str, Path, str]]:
+    """(row name, file, algorithm) of each learned kind's published Zudecken model, named by what it
+    learned from and its training seed (the benchmark plays every seed)."""
+    out = []
+    for kind, algo in MODEL_KINDS.items():
+        path = MODELS / f"Zudecken-{kind}.zip"
+        if path.is_file():
+            seed = published_seed(MODELS, path.stem)
+            how = learned_from(MODELS, ZU, kind, seed)
+            out.append((f"learned from {how}: {kind}, seed {seed} (published)", path, algo))
+    return out
 
 
 def extra_models() -> list[tuple[str, Path]]:

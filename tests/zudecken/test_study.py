@@ -101,7 +101,7 @@ def test_how_well_table(tmp_path, monkeypatch):
     from quadrat_env.agents.planner import SAMPLES
     from quadrat_env.experiments.zudecken import how_well
 
-    monkeypatch.setattr(how_well, "model_paths", lambda *a: [])  # the committed models are tested elsewhere
+    monkeypatch.setattr(how_well, "published_models", lambda: [])  # the committed models: below
     monkeypatch.setattr(how_well, "extra_models", lambda: [])
     argv = ["--deals", "20", "--planner-deals", "3", "--budgets", "1", "2", "--bound-deals", "15",
             "--bound-samples", "8", "--out", str(tmp_path)]  # fmt: skip
@@ -115,6 +115,21 @@ def test_how_well_table(tmp_path, monkeypatch):
     assert rows[-2]["deals"] == 15
     assert all(r["ci_low"] <= r["win_rate"] <= r["ci_high"] for r in rows)
     assert "| hand rule (keep matched upcards) | 20 |" in (tmp_path / "how_well.md").read_text()
+
+
+def test_how_well_plays_each_kinds_published_model_named_by_its_seed():
+    from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS
+    from quadrat_env.experiments.committed import published_seeds
+    from quadrat_env.experiments.zudecken import how_well
+
+    rows = how_well.published_models()
+    kinds = [k for k in MODEL_KINDS if (MODELS / f"Zudecken-{k}.zip").is_file()]
+    assert [path.name for _, path, _ in rows] == [f"Zudecken-{k}.zip" for k in kinds] and len(kinds) >= 2
+    seeds = published_seeds(MODELS)
+    for (name, _, algo), kind in zip(rows, kinds, strict=True):
+        assert name.endswith(f": {kind}, seed {seeds.get(f'Zudecken-{kind}', 0)} (published)")
+        assert algo == MODEL_KINDS[kind]
+    assert any(seeds.get(f"Zudecken-{k}", 0) != 0 for k in kinds)  # a published seed other than 0 is named
 
 
 def test_models32_rows_each_kept_model_with_its_share_of_the_optimum(tmp_path):
