@@ -37,10 +37,11 @@ with importing(__name__):  # the 'jax' and 'train' extras: one line naming them,
     from quadrat_env.agents import SB3Agent
     from quadrat_env.agents.evaluate import evaluate
     from quadrat_env.experiments import checkpoint, ppo_jax, td_jax
+    from quadrat_env.experiments.benchmark import MODEL_BATCH
     from quadrat_env.experiments.jax_learners import run as jax_run
 
 LEARNERS = {ppo_jax.METHOD: ppo_jax.PPO_JAX, td_jax.METHOD: td_jax.TD_JAX}
-BATCH = 1024  # deals side by side, as the benchmark plays a model
+BATCH = MODEL_BATCH  # deals side by side, as the benchmark plays a model
 
 
 def load_run(run: Path) -> tuple[Any, Any, dict[str, jax.Array]]:
