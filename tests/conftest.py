@@ -16,6 +16,18 @@ import pytest
 
 from quadrat_env.cards import PACKS, parse_deck
 
+# One compute thread a test worker. `make test` runs a worker a core; torch's and XLA's thread pools,
+# a thread a core in each worker, then fight over the same cores, and the tests that play models or
+# train run several times slower (compare `pytest -n 2 --durations=20` with OMP_NUM_THREADS=2 set).
+# Set here, before a test imports torch or JAX, as both read these when they start; processes a test
+# starts inherit them.
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    if "intra_op_parallelism_threads" not in os.environ.get("XLA_FLAGS", ""):
+        one = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {one}".strip()
+
 
 def deck_starting(codes: str, pack_size: int = 52) -> tuple[int, ...]:
     """A full deck that deals ``codes`` first, then the rest of the pack in pack order."""

@@ -199,7 +199,8 @@ def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path):
     pytest.importorskip("jax")
     from quadrat_env.experiments import throughput
 
-    throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "8,16", "--out", str(tmp_path)])
+    # one size: each size compiles every game's scan twice (fresh and replayed deals)
+    throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "16", "--out", str(tmp_path)])
     assert not (tmp_path / "throughput.json").exists()  # --jax only: the other measurements are not made
     data = json.loads((tmp_path / "throughput_jax_cpu.json").read_text())
     assert data["jax device"] == "cpu: cpu" and data["jax version"]
@@ -207,6 +208,10 @@ def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path):
         assert data[f"jax {mode} quadrat_env/Quadrille-v0 x16"] > 0
     table = (tmp_path / "throughput_jax_cpu.md").read_text()
     assert "| Zudecken32-v0 |" in table and "x16" in table and "**cpu: cpu**" in table
+    # several sizes: a column each, in order, as the rows the command makes name them
+    labels = [label for label, _ in throughput.jax_rows((4096, 8), 0.01)]
+    two = throughput.jax_table({**dict.fromkeys(labels, 1234.0), "jax device": "d", "jax version": "v"})
+    assert "| env | x8 | x4,096 |" in two and "| Quadrat-v0 | 1,234 / 1,234 | 1,234 / 1,234 |" in two
 
 
 @pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"])
