@@ -32,9 +32,10 @@ def small(**kw) -> td_jax.Settings:  # noqa: ANN003
 
 
 def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
-    """200k moves (about 30 s on 2 cores) lift the validation win rate well above the random start
-    (measured: 14.8% -> 35.8% at the default size); the model.zip it writes plays the benchmark's
-    deals on the compiled env as the JAX env does, but for near-ties broken differently."""
+    """200k moves lift the validation win rate well above the random start (measured: 14.8% ->
+    34.0% at the default size; the longest test, mostly its training); the model.zip it writes
+    plays the benchmark's deals on the compiled env as the JAX env does, but for near-ties broken
+    differently."""
     settings = small(seed=0, n_moves=200_000, n_envs=256, steps_per_update=1, eval_every=200_000,
                      eval_deals=500, test_deals=500, features_kwargs={})  # fmt: skip
     summary = td_jax.train(settings, tmp_path, progress=False)
