@@ -18,7 +18,7 @@ from quadrat_env.cards import PACKS, parse_deck
 
 # One compute thread a test worker. `make test` runs a worker a core; torch's and XLA's thread pools,
 # a thread a core in each worker, then fight over the same cores, and the tests that play models or
-# train run several times slower (compare `pytest -n 2 --durations=20` with OMP_NUM_THREADS=2 set).
+# train run slower (compare `pytest -n 2 --durations=20` with and without OMP_NUM_THREADS=2 set).
 # Set here, before a test imports torch or JAX, as both read these when they start; processes a test
 # starts inherit them.
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
