@@ -24,9 +24,11 @@ from quadrat_env.cards import PACKS, parse_deck
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    if "intra_op_parallelism_threads" not in os.environ.get("XLA_FLAGS", ""):
-        one = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {one}".strip()
+    xla = os.environ.get("XLA_FLAGS", "")
+    if "intra_op_parallelism_threads" not in xla:  # a user's own XLA thread setting wins, as above
+        os.environ["XLA_FLAGS"] = (
+            f"{xla} --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1".strip()
+        )
 
 
 def deck_starting(codes: str, pack_size: int = 52) -> tuple[int, ...]:
