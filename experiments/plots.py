@@ -205,8 +205,11 @@ def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, fl
                 data["moves"] / 1e6, data["win_rate"] * 100, marker="o", ms=3, lw=1.2, label=f"seed {seed}"
             )
         if title in optimum:
-            ax.axhline(optimum[title] * 100, color="tab:red", ls="--", lw=1.2,
-                       label=f"exact optimum {optimum[title]:.2%}")  # fmt: skip
+            best = optimum[title] * 100
+            ax.axhline(best, color="tab:red", ls="--", lw=1.2, label=f"exact optimum {optimum[title]:.2%}")
+            # the autoscale margin can end at the optimum itself, hiding its line under the frame
+            low, high = ax.get_ylim()
+            ax.set_ylim(low, max(high, best + 0.04 * (high - low)))
         ax.set_title(title)
         ax.set_xlabel("moves, millions (all deals)")
         ax.set_ylabel("validation win rate, % (2,000 deals)")

@@ -17,10 +17,10 @@
 # seed's <learner>/<Env>-seed<k>/ folder), the next call resumes them together (a group resumes
 # only with the same seeds), and skips seeds that have finished (there, or committed in
 # results/<learner>_gpu/<Env>-seed<k>/).
-# Measured on one H200 with a process a seed: the ten Zudecken32 TD seeds made about 790,000 moves a
-# second together (three: about 800,000; results/td_jax_gpu), after about 75 s of compiling: more
-# processes added no speed; one program for all ten makes each step ten seeds' work (its speed on
-# a GPU: not measured yet).
+# Measured on one H200 (results/td_jax_gpu): with a process a seed the ten Zudecken32 TD seeds made
+# about 790,000 moves a second together (three: about 800,000); as one program seven made 1.83M
+# (60M moves each in 250 s, compiling included) and ten Zudecken seeds 1.27M (30M each in 279 s
+# over two calls).
 # Back here: tar xzf runs.tar.gz; keep stopped runs in ~/.cache/quadrat_env/gpu_rows/ for the next
 # call; python -m quadrat_env.experiments.td_jax --export DIR writes a finished seed's model.zip.
 # THROUGHPUT=S: first the JAX envs' speed table (throughput --jax only), S seconds at most.

@@ -67,3 +67,21 @@ def test_a_td_run_names_its_network_by_its_features(tmp_path):
     del summary["network"], summary["net_arch"]
     summary_file.write_text(json.dumps({**summary, "features": "zudecken-afterstates"}))
     assert seed_rows.read_seeds(runs, Z32)[0]["network"] == "zudecken-afterstates"
+
+
+def test_the_optimum_line_shows_inside_the_frame(tmp_path, monkeypatch):
+    """Curves from 1.85% to 26.2% autoscale to a top of 27.415%: the 27.41% optimum would lie on the frame."""
+    import matplotlib.pyplot as plt
+    from quadrat_env.experiments import plots
+
+    runs = _runs(tmp_path, [0.262], name="Zudecken")
+    (runs / "Zudecken-seed0" / "curve.csv").write_text(
+        "moves,seconds,deals,win_rate\n0,1,2000,0.0185\n10,2,2000,0.262\n"
+    )
+    tops, close = [], plt.close
+    monkeypatch.setattr(plots.plt, "close", lambda fig: tops.append(fig.axes[0].get_ylim()) or close(fig))
+    plots.seed_curves(
+        {"Zudecken": [runs / "Zudecken-seed0" / "curve.csv"]}, tmp_path / "p.png", {"Zudecken": 0.2741}
+    )
+    ((low, high),) = tops
+    assert 27.41 + 0.03 * (high - low) < high
