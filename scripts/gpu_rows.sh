@@ -13,6 +13,10 @@
 #            1M moves on 2 CPU cores: IQM 53.12% against 0.01's 42.87%; results/ppo_jax_afterstates_ent0.05);
 #            PPO_SET="k=v ...": settings for the PPO runs instead (each passed as --set, the same in
 #            every call; PPO_SET="": the YAML's 0.01)
+# TD_SET="k=v ...": settings for the TD runs (as --set; default none: td_jax.yml as it is). With
+# TAG=name every run of the call goes to <work>/name/ (and counts as committed in
+# results/<learner>_gpu_name/), apart from the published rows: a sweep, e.g. TAG=wide
+# TD_SET='features_kwargs={"channels":64,"hidden":128}' ROWS=td_jax:Zudecken SEEDS="0 1 2" (no spaces in a value).
 # Seeds still running at the limit stop on SIGTERM with a checkpoint each; carried back in .gpu/ (each
 # seed's <learner>/<Env>-seed<k>/ folder), the next call resumes them together (a group resumes
 # only with the same seeds), and skips seeds that have finished (there, or committed in
@@ -54,8 +58,11 @@ EOF
 
 row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM at LIMIT_S
     local learner=$1 env=$2 limit=$3 pids=() args
+    local base="$work${TAG:+/$TAG}" kept="$repo/results/${learner}_gpu${TAG:+_$TAG}"
+    mkdir -p "$base"
     if [ "$learner" = td_jax ]; then
         args=(--eval-every $(($(td_moves "$env") / 6)))
+        for kv in ${TD_SET:-}; do args+=(--set "$kv"); done
     else
         local moves=$((${PPO_MOVES:-0} * 1000000)) && [ "$moves" -gt 0 ] || moves=$(td_moves "$env")
         args=(--hyperparams "$repo/experiments/hyperparams/ppo_jax_cpu.yml" --set features=zudecken-afterstates
@@ -64,9 +71,9 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
     fi
     local again=() fresh=()  # seeds stopped in an earlier call (one program: resumed together), new ones
     for s in ${SEEDS:-0 1 2 3 4 5 6 7 8 9}; do
-        local run="$work/$learner/$env-seed$s"
+        local run="$base/$learner/$env-seed$s"
         [ -f "$run/summary.json" ] && continue  # finished in an earlier call
-        [ -f "$repo/results/${learner}_gpu/$env-seed$s/summary.json" ] && continue  # committed already
+        [ -f "$kept/$env-seed$s/summary.json" ] && continue  # committed already
         if [ -f "$run/checkpoint.npz" ]; then again+=("$s"); else fresh+=("$s"); fi
     done
     local group flags
@@ -77,13 +84,13 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
         for seeds in "$@"; do
             # shellcheck disable=SC2086  # EXTRA: several options; $seeds: several seeds
             timeout -k 60 -s TERM "$limit" python3 -m "quadrat_env.experiments.$learner" --env "$env" \
-                --seed $seeds --out "$work" --no-progress "${flags[@]}" "${args[@]}" ${EXTRA:-} \
-                >>"$work/$learner-$env-${seeds// /_}.log" 2>&1 &
+                --seed $seeds --out "$base" --no-progress "${flags[@]}" "${args[@]}" ${EXTRA:-} \
+                >>"$base/$learner-$env-${seeds// /_}.log" 2>&1 &
             pids+=($!)
         done
     done
     [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
-    tail -qn 10 "$work/$learner-$env"-*.log | grep -v '^ ' | tail -n 12
+    tail -qn 10 "$base/$learner-$env"-*.log | grep -v '^ ' | tail -n 12
 }
 
 if [ -n "${THROUGHPUT:-}" ]; then  # the JAX envs' speed table for docs/speed.md, first
@@ -100,7 +107,7 @@ for r in $rows; do
     row "${r%%:*}" "${r##*:}" $((left - 30))
 done
 pkill -f "nvidia-smi --query-gpu=timestamp" 2>/dev/null
-echo "== moves/s a seed: $(grep -ho '"moves_per_second": [0-9]*' "$work"/*/*/summary.json 2>/dev/null | tr '\n' ' ')"
+echo "== moves/s a seed: $(find "$work" -name summary.json -exec grep -ho '"moves_per_second": [0-9]*' {} + 2>/dev/null | tr '\n' ' ')"
 echo "== done at $SECONDS s"
 tar czf "$out/runs.tar.gz" -C "$work" .
 ls -la "$out"
