@@ -54,6 +54,7 @@ def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
             ) from None
         rows.append({"seed": int(found["seed"]), "test_win_rate": rate, "test_deals": deals,
                      "moves": summary.get("moves"), "seconds": summary.get("seconds"),
+                     "program_seeds": len(summary.get("program_seeds") or [0]),
                      "device": summary.get("device"), "method": summary.get("method"),
                      "network": network_name(summary) or "?",
                      "reward": reward(folder / "config.yml")})  # fmt: skip
@@ -100,8 +101,14 @@ def table(title: str, rows: list[dict[str, Any]], result: dict[str, Any], optimu
     lines = [f"# {title}", "", f"IQM {share(result['iqm'])}, 95% bootstrap interval [{low:.2%}, {high:.2%}]; "
              f"{spread}.", "", *head]  # fmt: skip
     lines += [f"| {r['seed']} | {r['test_deals']:,} | {r['test_win_rate']:.2%} | {r['moves'] or 0:,} | "
-              f"{r['seconds']} | {r['device']} |" for r in rows]  # fmt: skip
+              f"{r['seconds']}{_together(r)} | {r['device']} |" for r in rows]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _together(row: dict[str, Any]) -> str:
+    """Where a seed trained in one program with others, says so: its seconds are the program's."""
+    n = row.get("program_seeds", 1)
+    return f" ({n} seeds in one program)" if n > 1 else ""
 
 
 @command

@@ -294,7 +294,8 @@ def run_seeds(settings: list[Any], learners: list[Any], run_dirs: list[Path], re
     seconds = [r.elapsed() for r in group.runs]  # training's, without the held-out deals' games
     tests = group.tests(carry)
     carries = group.split(carry)
-    return [_finish(r.summary(seconds[i], tests[i]), r, carries[i], run_dirs[i], export)
+    together = {"program_seeds": list(group.seeds)}  # they shared the device: seconds are the program's
+    return [_finish(r.summary(seconds[i], tests[i]) | together, r, carries[i], run_dirs[i], export)
             for i, r in enumerate(group.runs)]  # fmt: skip
 
 

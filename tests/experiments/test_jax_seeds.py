@@ -4,6 +4,7 @@ the uninterrupted group's weights, and only beside the same seeds."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -87,6 +88,11 @@ def test_several_seeds_write_a_run_each_and_a_stopped_group_resumes_to_the_same_
     summaries = [checkpoint.load(tmp_path / "whole" / "td_jax" / f"Zudecken32-seed{s}" / jax_run.WEIGHTS)[0]
                  for s in (3, 4)]  # fmt: skip
     assert [s["seed"] for s in summaries] == [3, 4]
+    for seed in (3, 4):  # each summary names the program's seeds: its seconds are the program's
+        summary = json.loads(
+            (tmp_path / "part" / "td_jax" / f"Zudecken32-seed{seed}" / "summary.json").read_text()
+        )
+        assert summary["program_seeds"] == [3, 4]
 
 
 def test_seeds_trained_together_need_the_same_settings():

@@ -53,6 +53,15 @@ def test_the_command_writes_the_row_and_refuses_to_overwrite_it(tmp_path, capsys
     assert stop.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
 
 
+def test_a_seed_trained_in_one_program_with_others_says_so(tmp_path):
+    runs = _runs(tmp_path, [0.6, 0.61])
+    summary_file = runs / "Zudecken32-seed1" / "summary.json"
+    summary_file.write_text(json.dumps({**json.loads(summary_file.read_text()), "program_seeds": [1, 2, 3]}))
+    rows = seed_rows.read_seeds(runs, Z32)
+    lines = seed_rows.table("t", rows, seed_rows.aggregate(rows, reps=100), None).splitlines()
+    assert lines[-2].endswith("| 1.0 | cpu |") and "| 1.0 (3 seeds in one program) | cpu |" in lines[-1]
+
+
 def test_a_broken_summary_is_named(tmp_path):
     runs = _runs(tmp_path, [0.6])
     (runs / "Zudecken32-seed0" / "summary.json").write_text("{}")
