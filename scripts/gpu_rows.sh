@@ -16,7 +16,8 @@
 # TD_SET="k=v ...": settings for the TD runs (as --set; default none: td_jax.yml as it is). With
 # TAG=name every run of the call goes to <work>/name/ (and counts as committed in
 # results/<learner>_gpu_name/), apart from the published rows: a sweep, e.g. TAG=wide
-# TD_SET='features_kwargs={"channels":64,"hidden":128}' ROWS=td_jax:Zudecken SEEDS="0 1 2" (no spaces in a value).
+# TD_SET='features_kwargs={"channels":64,"hidden":128}' ROWS=td_jax:Zudecken SEEDS="0 1 2"
+# (a value holds no spaces: the settings are split at them).
 # Seeds still running at the limit stop on SIGTERM with a checkpoint each; carried back in .gpu/ (each
 # seed's <learner>/<Env>-seed<k>/ folder), the next call resumes them together (a group resumes
 # only with the same seeds), and skips seeds that have finished (there, or committed in
