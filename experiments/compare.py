@@ -9,8 +9,10 @@ returning an object with SB3's ``predict(observation, state, episode_start, dete
 action_masks=...)``, or a saved SB3 model (``--model``; nothing in the file is unpickled, see
 ``quadrat_env.agents.safe_load``). It plays ``reset(seed=seed_start + i)`` for i < deals, as do greedy and the
 planner, so the comparison is paired: the table shows the deals only one side won and an exact
-McNemar p-value. Per-deal outcomes go to ``<out>/<agent>.csv`` (seed, won, cards_left, steps,
-illegal_actions), which pandas and rliable read as they are.
+McNemar p-value. A model plays ``--batch`` deals side by side, the benchmark's 1,024 by default, so
+that a shipped model wins the deals the benchmark's table counts. Per-deal outcomes go to
+``<out>/<agent>.csv`` (seed, won, cards_left, steps, illegal_actions), which pandas and rliable read
+as they are.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from quadrat_env.agents import make as make_builtin
 from quadrat_env.agents import names as agent_names
 from quadrat_env.agents.evaluate import as_episodes, write_deals
 from quadrat_env.agents.safe_load import ALGOS
-from quadrat_env.experiments.benchmark import MODELS
+from quadrat_env.experiments.benchmark import MODEL_BATCH, MODELS
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
@@ -148,9 +150,16 @@ def load_agent(who: tuple[str, ...], env_id: str) -> Any:
     return make_agent(who[1], env_id)
 
 
-def play(who: tuple[str, ...], env_id: str, deals: range, progress: bool) -> tuple[Summary, list[Episode]]:
-    """One agent on the deals (a task: it may run in a worker process)."""
-    return evaluate(env_id, load_agent(who, env_id), deals, progress=progress, n_envs=256)
+#: Deals an agent that is not a model plays side by side (its moves do not depend on it).
+AGENT_BATCH = 256
+
+
+def play(who: tuple[str, ...], env_id: str, deals: range, progress: bool,
+         model_batch: int = MODEL_BATCH) -> tuple[Summary, list[Episode]]:  # fmt: skip
+    """One agent on the deals (a task: it may run in a worker process); a model in batches of
+    ``model_batch`` (a network's near ties can fall the other way in batches of another size)."""
+    n_envs = model_batch if who[0] == "model" else AGENT_BATCH
+    return evaluate(env_id, load_agent(who, env_id), deals, progress=progress, n_envs=n_envs)
 
 
 def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
@@ -174,6 +183,10 @@ def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
     p.add_argument("--baselines", nargs="*", choices=("greedy", "planner", "optimal"),
                    default=["greedy"],
                    help="played on the same deals (optimal: the exact policy, Zudecken32 only)")  # fmt: skip
+    p.add_argument("--batch", type=at_least(1), default=MODEL_BATCH,
+                   help=f"deals a --model plays side by side (default {MODEL_BATCH}, the benchmark's, so a "
+                        "shipped model wins what the benchmark's table says; the bench.md records in "
+                        "results/ were played with 256)")  # fmt: skip
     p.add_argument("--jobs", type=at_least(1), default=1, help="agents played in parallel processes")
     add_ray_argument(p)
     p.add_argument("--out", type=Path, help="the folder for bench.json, bench.md and the per-deal CSVs "
@@ -257,7 +270,7 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
     players = [mine] + [("agent", base) for base in args.baselines if base != args.name]
     progress = not args.no_progress and args.jobs == 1 and args.ray is None  # several bars would garble
     try:
-        task = partial(play, env_id=env_id, deals=deals, progress=progress)
+        task = partial(play, env_id=env_id, deals=deals, progress=progress, model_batch=args.batch)
         results = list(run_tasks(task, players, args.jobs, lambda who: f"playing {who[1]}", ray=args.ray))
     except WorkerFailed as err:
         print(f"quadrat-bench: {err}", file=sys.stderr)
@@ -272,6 +285,7 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
     optimum = None if args.no_optimum else exact_optimum(env_id)
     known = "not known" if optimum is None else f"{optimum:.4%}"
     title = f"{env_id}, deals reset(seed={args.seed_start} + i), i < {args.deals}; exact optimum: {known}"
+    title += f"; the model played {args.batch} deals side by side" if args.model else ""
     lines = [title, "",
              "| agent | deals | win rate | 95% CI (Wilson) | of the exact optimum | mean cards left "
              "| illegal-action rate | seconds |",
@@ -282,6 +296,7 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
               for c in comparisons]  # fmt: skip
     print("\n".join(lines))
     result = {"env_id": env_id, "seed_start": args.seed_start, "deals": args.deals, "exact_optimum": optimum,
+              "model_batch": args.batch if args.model else None,
               "rows": [r.as_dict() for r in rows], "paired": comparisons}  # fmt: skip
     atomic_write(args.out / "bench.json", json.dumps(result, indent=2))
     atomic_write(args.out / "bench.md", "\n".join(lines) + "\n")

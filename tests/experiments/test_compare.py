@@ -80,6 +80,23 @@ def test_a_model_file(tmp_path, capsys):
     assert (tmp_path / "Quadrille-maskable_ppo.csv").is_file()
 
 
+def test_a_model_plays_in_the_benchmarks_batches_unless_told(tmp_path, monkeypatch, capsys):
+    """The benchmark's table and quadrat-bench play a model in batches of the same size, so a shipped
+    model wins the same deals in both (a network's near ties can fall the other way in another)."""
+    from quadrat_env.experiments.benchmark import MODEL_BATCH
+
+    seen, evaluate = [], compare.evaluate
+    monkeypatch.setattr(compare, "evaluate", lambda *a, **kw: seen.append(kw["n_envs"]) or evaluate(*a, **kw))
+    model = str(MODELS / "Quadrille-maskable_ppo.zip")
+    for batch, out in ((None, "default"), ("3", "three")):
+        more = ["--batch", batch] if batch else []
+        argv = ["--env", "Quadrille", "--model", model, "--deals", "5", "--no-progress", "--no-optimum"]
+        assert compare.main([*argv, *more, "--out", str(tmp_path / out)]) == 0
+    assert seen == [MODEL_BATCH, compare.AGENT_BATCH, 3, compare.AGENT_BATCH]  # the model, then greedy
+    assert json.loads((tmp_path / "three" / "bench.json").read_text())["model_batch"] == 3
+    assert "the model played 3 deals side by side" in (tmp_path / "three" / "bench.md").read_text()
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--env", "Solitaire", "--agent", "greedy"], "unknown env"),
     (["--env", "Zudecken", "--agent", "nosuchmodule:make"], "cannot load it"),
@@ -89,6 +106,7 @@ def test_a_model_file(tmp_path, capsys):
     (["--env", "Zudecken", "--model", "x.zip"], "no saved model at x.zip"),
     (["--env", "Quadrat", "--model", str(MODELS / "Zudecken-ppo.zip"), "--algo", "ppo"], "another env"),
     (["--env", "Zudecken", "--agent", "greedy", "--deals", "0"], "must be >= 1"),
+    (["--env", "Zudecken", "--agent", "greedy", "--batch", "0"], "must be >= 1"),
     (["--env", "Zudecken", "--agent", "greedy", "--out", __file__], "is a file"),
     (["--env", "Zudecken", "--agent", "greedy", "--baselines", "optimal"], "no exact policy"),
 ])  # fmt: skip
