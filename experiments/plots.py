@@ -160,7 +160,7 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
         _draw(ax, curves, xlabel, color)
         best = (optimum or {}).get(title.split(":")[0])
         if best is not None:
-            ax.axhline(best * 100, color="black", ls="--", lw=1.0, label=f"exact optimum {best:.2%}")
+            _optimum_line(ax, best, color="black", lw=1.0)
         ax.set_title(title)
         ax.set_ylabel("win rate, %")
         if ax.get_legend_handles_labels()[0]:
@@ -169,6 +169,14 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110)
     plt.close(fig)
+
+
+def _optimum_line(ax: Any, best: float, color: str, lw: float) -> None:
+    """The exact optimum (a win rate) as a dashed line, inside the frame: the autoscale margin can
+    end at the optimum itself, hiding its line under the frame's edge."""
+    ax.axhline(best * 100, color=color, ls="--", lw=lw, label=f"exact optimum {best:.2%}")
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, max(high, best * 100 + 0.04 * (high - low)))
 
 
 def _draw(ax: Any, curves: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str, color: str) -> None:
@@ -205,11 +213,7 @@ def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, fl
                 data["moves"] / 1e6, data["win_rate"] * 100, marker="o", ms=3, lw=1.2, label=f"seed {seed}"
             )
         if title in optimum:
-            best = optimum[title] * 100
-            ax.axhline(best, color="tab:red", ls="--", lw=1.2, label=f"exact optimum {optimum[title]:.2%}")
-            # the autoscale margin can end at the optimum itself, hiding its line under the frame
-            low, high = ax.get_ylim()
-            ax.set_ylim(low, max(high, best + 0.04 * (high - low)))
+            _optimum_line(ax, optimum[title], color="tab:red", lw=1.2)
         ax.set_title(title)
         ax.set_xlabel("moves, millions (all deals)")
         ax.set_ylabel("validation win rate, % (2,000 deals)")

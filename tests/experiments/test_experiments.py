@@ -13,6 +13,8 @@ from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments import benchmark, pages, train
 
+import quadrat_env
+
 ROOT = Path(__file__).resolve().parents[2]
 ZU = "quadrat_env/Zudecken-v0"
 
@@ -195,12 +197,15 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
         throughput.main(["--seconds", "0"])
 
 
-def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path):
+def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path, monkeypatch):
     pytest.importorskip("jax")
     from quadrat_env.experiments import throughput
 
-    # one size: each size compiles every game's scan twice (fresh and replayed deals)
-    throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "16", "--out", str(tmp_path)])
+    # one size and two games: each size compiles each game's scan twice (fresh and replayed deals),
+    # about 6 s each; every game's JAX rules are compiled and played in tests/env/test_jax.py
+    with monkeypatch.context() as two_games:
+        two_games.setattr(quadrat_env, "ENV_IDS", ("quadrat_env/Quadrille-v0", "quadrat_env/Zudecken32-v0"))
+        throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "16", "--out", str(tmp_path)])
     assert not (tmp_path / "throughput.json").exists()  # --jax only: the other measurements are not made
     data = json.loads((tmp_path / "throughput_jax_cpu.json").read_text())
     assert data["jax device"] == "cpu: cpu" and data["jax version"]

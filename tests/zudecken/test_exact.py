@@ -277,13 +277,13 @@ def test_the_lean_search_finds_the_same_values_and_keeps_only_the_afterstates(n,
 def test_the_full_table_cache_changes_no_value():
     """Each thread's lossy cache of full tables' values: off (one slot), tiny (two slots, a new table
     evicting the last almost every time) or roomy, and on two threads, the same optimum to the bit."""
-    values = {
-        (slots, threads): ExactSolver(6, lean=True, threads=threads, cache_slots=slots).win_rate()
+    values = {  # 5 ranks: the roomy cache halves the solve's time, so it is used (6 ranks: 4 times as long)
+        (slots, threads): ExactSolver(5, lean=True, threads=threads, cache_slots=slots).win_rate()
         for slots in (1, 2, 1 << 16)
         for threads in (1, 2)
     }
     assert len(set(values.values())) == 1, values
-    assert values[1, 1] == pytest.approx(KNOWN[6], abs=1e-12)
+    assert values[1, 1] == pytest.approx(KNOWN[5], abs=1e-12)
 
 
 def test_lean_late_positions_agree_with_the_brute_force():
