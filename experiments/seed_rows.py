@@ -9,7 +9,9 @@ seconds; their interquartile mean (IQM) with a 95% stratified bootstrap interval
 ``--reps`` resamples, a fixed generator seed), the mean, the lowest and the highest; the device
 and method the runs name. Where the exact optimum is given (``--optimum``), each figure also as
 a share of it. ``<out>/seeds-<learner>-<Name>.png`` draws every seed's validation curve
-(``curve.csv``), with the optimum where given. A row with fewer than 10 seeds says so in its title.
+(``curve.csv``), with the optimum where given; the record and the table also hold the seeds' mean,
+lowest and highest validation win rate at each point. A row with fewer than 10 seeds says so in
+its title.
 """
 
 from __future__ import annotations
@@ -88,6 +90,22 @@ def aggregate(rows: list[dict[str, Any]], reps: int = 2000, seed: int = 0) -> di
             "max": round(float(rates.max()), 5), "bootstrap_reps": reps}  # fmt: skip
 
 
+def validation(curves: list[Path]) -> list[dict[str, Any]]:
+    """The seeds' validation win rates (``curve.csv``) at each point every one of them has (its
+    moves within 1% of the first seed's): the mean, lowest and highest, so how far the row still
+    rose at its end is in the record, not only in the plot."""
+    points = [np.genfromtxt(c, delimiter=",", names=True, ndmin=1) for c in curves]
+    out = []
+    for moves in points[0]["moves"]:
+        near = [np.flatnonzero(np.abs(p["moves"] - moves) <= 0.01 * moves) for p in points]
+        if all(len(k) for k in near):  # a seed validated elsewhere (other moves, or stopped sooner)
+            rates = np.array([p["win_rate"][k[0]] for p, k in zip(points, near, strict=True)], dtype=float)
+            out.append({"moves": int(max(p["moves"][k[0]] for p, k in zip(points, near, strict=True))),
+                        "mean": round(float(rates.mean()), 5), "min": round(float(rates.min()), 5),
+                        "max": round(float(rates.max()), 5)})  # fmt: skip
+    return out
+
+
 def table(title: str, rows: list[dict[str, Any]], result: dict[str, Any], optimum: float | None) -> str:
     def share(x: float) -> str:
         return f"{x:.2%}" + (f" ({x / optimum:.1%} of the optimum)" if optimum else "")
@@ -102,6 +120,12 @@ def table(title: str, rows: list[dict[str, Any]], result: dict[str, Any], optimu
              f"{spread}.", "", *head]  # fmt: skip
     lines += [f"| {r['seed']} | {r['test_deals']:,} | {r['test_win_rate']:.2%} | {r['moves'] or 0:,} | "
               f"{r['seconds']}{_together(r)} | {r['device']} |" for r in rows]  # fmt: skip
+    if result.get("validation"):
+        lines += ["", "Validation win rate (each seed's validation deals) at each point: the seeds' mean, "
+                  "lowest and highest.", "", "| moves | mean | lowest–highest |",
+                  "|---:|---:|---:|"]  # fmt: skip
+        lines += [f"| {v['moves']:,} | {v['mean']:.2%} | {v['min']:.2%}–{v['max']:.2%} |"
+                  for v in result["validation"]]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -136,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         p.error(str(err))
     result = aggregate(rows, args.reps)
+    curves = [args.runs / f"{env_name(env_id)}-seed{r['seed']}" / "curve.csv" for r in rows]
+    if all(c.is_file() for c in curves):
+        result["validation"] = validation(curves)
     methods = sorted({f"{r['method']} ({r['reward']} reward, {r['network']})" for r in rows})
     few = "" if len(rows) >= FULL else f" (a published row has {FULL})"
     title = f"{', '.join(methods)} on {env_id}: {len(rows)} seeds{few}"
@@ -143,8 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     record = {"title": title, "env_id": env_id, **result, "optimum": args.optimum, "rows": rows}
     atomic_write(args.out / f"{name}.json", json.dumps(record, indent=2))
     atomic_write(args.out / f"{name}.md", table(title, rows, result, args.optimum))
-    curves = [args.runs / f"{env_name(env_id)}-seed{r['seed']}" / "curve.csv" for r in rows]
-    if all(c.is_file() for c in curves):
+    if "validation" in result:
         from quadrat_env.experiments.plots import seed_curves
 
         about = "\n".join(textwrap.wrap(", ".join(methods), 60))  # a long one would run off the plot

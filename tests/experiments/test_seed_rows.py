@@ -94,3 +94,21 @@ def test_the_optimum_line_shows_inside_the_frame(tmp_path, monkeypatch):
     )
     ((low, high),) = tops
     assert 27.41 + 0.03 * (high - low) < high
+
+
+def test_the_row_holds_the_seeds_validation_at_each_point_they_share(tmp_path):
+    runs = _runs(tmp_path, [0.6, 0.62, 0.7])
+    for seed in (0, 2):  # a third point at 20 moves, where seed 1 has it at 30: not shared
+        curve = runs / f"Zudecken32-seed{seed}" / "curve.csv"
+        curve.write_text(curve.read_text() + "20,3,2000,0.71\n")
+    (runs / "Zudecken32-seed1" / "curve.csv").write_text(
+        "moves,seconds,deals,win_rate\n0,1,2000,0.1\n10,2,2000,0.62\n30,4,2000,0.65\n"
+    )
+    out = tmp_path / "results"
+    assert seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(out)]) == 0
+    record = json.loads((out / "seeds-td_jax-Zudecken32.json").read_text())
+    assert record["validation"] == [
+        {"moves": 0, "mean": 0.1, "min": 0.1, "max": 0.1},
+        {"moves": 10, "mean": 0.64, "min": 0.6, "max": 0.7},
+    ]
+    assert "| 10 | 64.00% | 60.00%–70.00% |" in (out / "seeds-td_jax-Zudecken32.md").read_text()
