@@ -98,11 +98,12 @@ def validation(curves: list[Path]) -> list[dict[str, Any]]:
     out = []
     for moves in points[0]["moves"]:
         near = [np.flatnonzero(np.abs(p["moves"] - moves) <= 0.01 * moves) for p in points]
-        if all(len(k) for k in near):  # a seed validated elsewhere (other moves, or stopped sooner)
-            rates = np.array([p["win_rate"][k[0]] for p, k in zip(points, near, strict=True)], dtype=float)
-            out.append({"moves": int(max(p["moves"][k[0]] for p, k in zip(points, near, strict=True))),
-                        "mean": round(float(rates.mean()), 5), "min": round(float(rates.min()), 5),
-                        "max": round(float(rates.max()), 5)})  # fmt: skip
+        if not all(len(k) for k in near):  # a seed validated elsewhere (other moves, or stopped sooner)
+            continue
+        at = [p[k[0]] for p, k in zip(points, near, strict=True)]  # each seed's row at this point
+        rates = np.array([row["win_rate"] for row in at], dtype=float)
+        out.append({"moves": int(max(row["moves"] for row in at)), "mean": round(float(rates.mean()), 5),
+                    "min": round(float(rates.min()), 5), "max": round(float(rates.max()), 5)})  # fmt: skip
     return out
 
 
