@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 ZU = "quadrat_env/Zudecken-v0"
+RL = "experiments/models/Zudecken-rl.zip"  # an afterstate network
 # entry points, as quadrat_env.<module>:<function> (scripts.<module>: the repository's scripts)
 GARBAGE = {
     "scripts.reference_search:main": [[], ["Quadrille"], ["Zudecken", "--deals", "0"]],
@@ -32,6 +33,12 @@ GARBAGE = {
     "experiments.zudecken.regret:main": [[], ["--agent", "smart"], ["--model", "/nonexistent.zip"],
                                 ["--deals", "0"], ["--agent", "greedy", "--samples", "1"]],
     "experiments.demo:main": [["--deals", "0"], ["--show", "-1"], ["--env", "nope"]],
+    "experiments.zudecken.lookahead:main": [[], ["--model", "/nonexistent.zip"],
+                                            ["--model", RL, "--samples", "1"], ["--model", RL, "--z", "nan"],
+                                            ["--model", "experiments/models/Zudecken-ppo.zip"],
+                                            ["--model", RL, "--env", "quadrat_env/Zudecken32-v0"],
+                                            ["--merge", "/nonexistent.json"], ["--merge", "pyproject.toml"],
+                                            ["--merge", "results/benchmark.json"]],
     "experiments.zudecken.planner_curve:main": [["--deals", "0"], ["--samples", "0"],
                                        ["--env", "CartPole-v1"], ["--time-budget", "-1"],
                                        ["--time-budget", "inf"]],
