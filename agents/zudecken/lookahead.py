@@ -53,19 +53,19 @@ class LookaheadAgent(Agent):
             legal = self.net.scored_moves(obs)[:, :MOVES] & masks[:, :MOVES]
             choose = legal.sum(1) > 1
             if choose.any():
-                actions[choose] = self._choose(obs[choose], legal[choose], actions[choose])
+                actions[choose] = self._choose(obs[choose], legal[choose], scores[choose])
         out = actions.numpy()
         return (out[0] if single else out), state
 
-    def _choose(self, obs: torch.Tensor, legal: torch.Tensor, best: torch.Tensor) -> torch.Tensor:
-        n, rows = len(obs), torch.arange(len(obs))
+    def _choose(self, obs: torch.Tensor, legal: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        n, rows, best = len(obs), torch.arange(len(obs)), scores.argmax(1)
         values = self.sampled_values(obs, legal)  # (n, MOVES, samples), NaN where not legal
         diff = values - values[rows, best][:, None, :]
         z = torch.nan_to_num(diff.mean(-1) / (diff.std(-1) / self.samples**0.5 + 1e-12), nan=-torch.inf)
         z[rows, best] = 0.0
         top, other = z.max(1)
         chosen = torch.where(top > self.z, other, best)
-        own = torch.sigmoid(self.net(obs)[:, :MOVES])
+        own = torch.sigmoid(scores[:, :MOVES])  # the network's values (0 where masked)
         self.decisions += n
         self.parted += int((chosen != best).sum())
         self.bias += (values.mean(-1) - own)[legal].tolist()

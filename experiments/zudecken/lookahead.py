@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _network(path: Path, env_id: str) -> object:
+def _network(path: Path, env_id: str) -> tuple[Any, Any]:
     from quadrat_env.agents.sb3_agent import SB3Agent
     from quadrat_env.agents.zudecken.features import ZudeckenAfterstates
 
