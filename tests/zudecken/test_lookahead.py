@@ -11,10 +11,12 @@ from quadrat_env.agents.evaluate import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.zudecken.lookahead import MOVES, LookaheadAgent
 
+from quadrat_env.cards import PACKS
 from quadrat_env.slots.kernel import GROUPS
 
 ZU = "quadrat_env/Zudecken-v0"
 MODEL = "experiments/models/Zudecken-rl.zip"
+PACKS_MODELS = {52: (ZU, MODEL), 32: ("quadrat_env/Zudecken32-v0", "experiments/models/Zudecken32-rl.zip")}
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +25,16 @@ def network():
     return agent, agent.model.policy.features_extractor
 
 
-def _positions(seed: int, count: int):
+@pytest.fixture(scope="module", params=sorted(PACKS_MODELS))
+def pack_network(request):
+    env_id, path = PACKS_MODELS[request.param]
+    return env_id, SB3Agent.load(path, None, env_id).model.policy.features_extractor
+
+
+def _positions(seed: int, count: int, env_id: str = ZU):
     """Positions of a deal played by random legal moves: (actions so far, obs, state), the last
     ones late in the deal, where the stock runs out."""
-    rng, env = np.random.default_rng(seed), gym.make(ZU)
+    rng, env = np.random.default_rng(seed), gym.make(env_id)
     obs, info = env.reset(seed=seed)
     actions, out = [], []
     while True:
@@ -39,23 +47,25 @@ def _positions(seed: int, count: int):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_refills_and_next_values_are_the_rules_after_that_stock_order(network, seed):
-    _, net = network
+def test_refills_and_next_values_are_the_rules_after_that_stock_order(pack_network, seed):
+    env_id, net = pack_network
     agent = LookaheadAgent(net, samples=2)
     rng = np.random.default_rng(seed)
-    for actions, obs, state in _positions(seed, 6):
+    index = {card: k for k, card in enumerate(PACKS[net.pack])}  # a card's place in the observation
+    for actions, obs, state in _positions(seed, 6, env_id):
         for move in range(MOVES):
             if not net.scored_moves(torch.as_tensor(obs[None], dtype=torch.float32))[0, move]:
                 continue
             stock = list(rng.permutation(state.deck[state.next :]))
-            env = gym.make(ZU)
+            env = gym.make(env_id)
             env.reset(options={"deck": list(state.deck[: state.next]) + stock})
             for a in actions:  # the same cards so far: only the stock's order differs
                 env.step(a)
             after, reward, term, _, info = env.step(move)
-            order = torch.tensor(stock + [c for c in range(52) if c not in stock])[None, None]
+            first = [index[c] for c in stock]
+            order = torch.tensor(first + [k for k in range(net.pack) if k not in first])[None, None]
             t = torch.as_tensor(obs[None], dtype=torch.float32)
-            slots, rest = agent._refill(t[:, net.upcards].reshape(1, 4, 52), t[:, net.unseen], order,
+            slots, rest = agent._refill(t[:, net.upcards].reshape(1, 4, net.pack), t[:, net.unseen], order,
                                         torch.tensor([move]))  # fmt: skip
             assert slots.flatten().tolist() == after[net.upcards].tolist(), (actions, move)
             assert rest.flatten().tolist() == after[net.unseen].tolist()
