@@ -37,7 +37,8 @@ class LookaheadAgent(Agent):
         self.net, self.samples, self.z, self.name = net, samples, float(z), name
         self.generator = torch.Generator().manual_seed(seed)
         self.decisions = self.parted = 0  # decisions with a choice; of them, where lookahead left the network
-        self.bias: list[float] = []  # per legal move of those decisions: lookahead value - sigmoid(V)
+        # over the legal moves of those decisions: the sum of (lookahead value - sigmoid(V)), and how many
+        self.bias_sum, self.bias_count = 0.0, 0
 
     def predict(self, observation, state=None, episode_start=None, deterministic=True,
                 action_masks=None):  # fmt: skip
@@ -68,7 +69,9 @@ class LookaheadAgent(Agent):
         own = torch.sigmoid(scores[:, :MOVES])  # the network's values (0 where masked)
         self.decisions += n
         self.parted += int((chosen != best).sum())
-        self.bias += (values.mean(-1) - own)[legal].tolist()
+        gaps = (values.mean(-1) - own)[legal]
+        self.bias_sum += float(gaps.double().sum())
+        self.bias_count += len(gaps)
         return chosen
 
     @torch.no_grad()

@@ -82,7 +82,7 @@ def measure(args: argparse.Namespace) -> dict:
                     "seconds": {"network": s0.seconds, "lookahead": s1.seconds},
                     "won": {"network": _bits(a), "lookahead": _bits(b)},
                     "decisions_with_a_choice": look.decisions, "decisions_parted": look.parted,
-                    "bias_sum": float(np.sum(look.bias)), "bias_count": len(look.bias)})  # fmt: skip
+                    "bias_sum": look.bias_sum, "bias_count": look.bias_count})  # fmt: skip
 
 
 def _bits(won: np.ndarray) -> str:
