@@ -4,18 +4,17 @@
     python -m quadrat_env.experiments.benchmark --deals 10000 --planner-deals 1000 --out results --update-docs
 
 Per agent and env: win rate with a Wilson 95% interval, mean cards left, illegal-action rate,
-episodes and wall time; learned agents for every committed training seed, summarised as mean and
-spread. Writes ``<out>/benchmark.json``, ``<out>/benchmark.md`` and PNG plots into a new run folder
-(``runs/benchmark/<date-time>`` unless ``--out`` names one; the committed tables are ``--out
-results``). ``--update-docs`` (from the repository root) puts the tables into docs/benchmark.md and
-the Zudecken headline into README.md, between their markers.
+episodes and wall time; each learned kind over its committed training seeds: IQM with its 95%
+bootstrap interval (rliable), mean and spread. Writes ``<out>/benchmark.{json,md}`` and PNG plots
+into a new run folder (``runs/benchmark/<date-time>`` unless ``--out`` names one; the committed
+tables: ``--out results``). ``--update-docs`` (from the repository root) puts the tables into
+docs/benchmark.md and the Zudecken headline into README.md, between their markers.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from functools import partial
@@ -154,6 +153,8 @@ def _describe(task: tuple[Any, ...]) -> str:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from quadrat_env.experiments.seed_rows import learned_summary  # rliable (the 'train' extra)
+
     optima = studies.exact_optima()  # read first: a bad results file stops the run before its work
     todo = [t for env_id in args.env or env_ids() for t in tasks(env_id, args)]
     if args.jobs > 1 or args.ray is not None:
@@ -171,22 +172,6 @@ def exact_optima(result: dict[str, Any]) -> dict[str, float]:
     """Env ID -> the exact optimum: the optimal agent's where it played, else the studies' results."""
     optima = dict(result.get("exact_optima", {}))
     return optima | {r["env_id"]: r["exact_optimum"] for r in result["rows"] if "exact_optimum" in r}
-
-
-def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mean and spread of the learned agents' win rates over their training seeds."""
-    out = []
-    keys = sorted({(r["env_id"], r["algo"]) for r in rows if "algo" in r})
-    for env_id, algo in keys:
-        rates = [r["win_rate"] for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
-        illegal = [r["illegal_rate"] for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
-        learned = next(r.get("learned_from") for r in rows if r.get("algo") == algo and r["env_id"] == env_id)
-        out.append({"env_id": env_id, "algo": algo, "learned_from": learned, "seeds": len(rates),
-                    "mean_win_rate": statistics.fmean(rates),
-                    "std_win_rate": statistics.stdev(rates) if len(rates) > 1 else 0.0,
-                    "min_win_rate": min(rates), "max_win_rate": max(rates),
-                    "mean_illegal_rate": statistics.fmean(illegal)})  # fmt: skip
-    return out
 
 
 def learned_label(kind: str, how: str | None) -> str:
@@ -211,6 +196,8 @@ def _share(row: dict[str, Any], best: float | None) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
+    from quadrat_env.experiments.seed_rows import learned_summary
+
     head = ("| env | agent | deals | win rate | 95% CI (Wilson) | of the exact optimum | mean cards left "
             "| illegal-action rate | seconds |\n|---|---|---:|---:|---|---:|---:|---:|---:|")  # fmt: skip
     lines, optimum = [head], exact_optima(result)
@@ -230,12 +217,14 @@ def markdown(result: dict[str, Any]) -> str:
             lines.append(
                 f"| {name} | exact optimum (agents.zudecken.exact) | – | {best:.2%} | – | 100% | – | – | – |"
             )
-    lines += ["", "| env | learned agent | learned from | training seeds | mean win rate | std | min–max "
-              "| illegal rate |", "|---|---|---|---:|---:|---:|---|---:|"]  # fmt: skip
-    for s in result["learned"]:
+    lines += ["", "| env | learned agent | learned from | training seeds | IQM | 95% bootstrap CI "
+              "| mean win rate | std | min–max | illegal rate |",
+              "|---|---|---|---:|---:|---|---:|---:|---|---:|"]  # fmt: skip
+    for s in learned_summary(result["rows"]):  # from the rows: an earlier run's file reads the same
         how = s.get("learned_from") or learned_from(MODELS, s["env_id"], s["algo"], 0)
+        ci = "[{:.2%}, {:.2%}]".format(*s["iqm_ci"]) if s["seeds"] > 1 else "–"  # one seed: none over seeds
         lines.append(f"| {env_name(s['env_id'])} | {learned_label(s['algo'], how)} | {how} | {s['seeds']} | "
-                     f"{s['mean_win_rate']:.2%} | "
+                     f"{s['iqm_win_rate']:.2%} | {ci} | {s['mean_win_rate']:.2%} | "
                      f"{s['std_win_rate']:.2%} | {s['min_win_rate']:.2%}–{s['max_win_rate']:.2%} | "
                      f"{s['mean_illegal_rate']:.2%} |")  # fmt: skip
     return "\n".join(lines) + "\n"

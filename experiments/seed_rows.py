@@ -17,6 +17,7 @@ its title.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import sys
@@ -76,18 +77,51 @@ def reward(config: Path) -> str:
     return str(kwargs.get("reward_mode", "sparse"))
 
 
+def iqm(rates: list[float], reps: int = 2000, seed: int = 0) -> tuple[float, list[float]]:
+    """The interquartile mean of the seeds' win rates and its 95% stratified bootstrap interval
+    (rliable; ``reps`` resamples from a fixed generator seed, so the same rates give the same row)."""
+    point, interval = _iqm(tuple(float(x) for x in rates), reps, seed)
+    return point, list(interval)
+
+
+@functools.lru_cache(maxsize=256)  # the benchmark's tables and the README's headline ask for the same rows
+def _iqm(rates: tuple[float, ...], reps: int, seed: int) -> tuple[float, tuple[float, ...]]:
+    scores = {"runs": np.asarray(rates, dtype=float).reshape(-1, 1)}  # (seeds, one task)
+    before = np.random.get_state()  # rliable's bootstrap draws from numpy's global generator: seeded,
+    np.random.seed(seed)  # then given back as it was, so a caller's own draws are not moved
+    try:
+        point, interval = rly.get_interval_estimates(
+            scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps
+        )
+    finally:
+        np.random.set_state(before)
+    return float(point["runs"][0]), tuple(float(x) for x in interval["runs"][:, 0])
+
+
 def aggregate(rows: list[dict[str, Any]], reps: int = 2000, seed: int = 0) -> dict[str, Any]:
     """IQM and its 95% stratified bootstrap interval over the seeds, with the mean and the range."""
-    scores = {"runs": np.array([[r["test_win_rate"]] for r in rows])}  # (seeds, one task)
-    np.random.seed(seed)  # rliable's bootstrap draws from numpy's global generator
-    point, interval = rly.get_interval_estimates(
-        scores, lambda s: np.array([metrics.aggregate_iqm(s)]), reps=reps
-    )
-    rates = scores["runs"][:, 0]
-    return {"seeds": len(rows), "iqm": round(float(point["runs"][0]), 5),
-            "iqm_ci": [round(float(x), 5) for x in interval["runs"][:, 0]],
+    rates = np.array([r["test_win_rate"] for r in rows], dtype=float)
+    point, interval = iqm(list(rates), reps, seed)
+    return {"seeds": len(rows), "iqm": round(point, 5), "iqm_ci": [round(x, 5) for x in interval],
             "mean": round(float(rates.mean()), 5), "min": round(float(rates.min()), 5),
             "max": round(float(rates.max()), 5), "bootstrap_reps": reps}  # fmt: skip
+
+
+def learned_summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The benchmark's rows of learned agents (``algo``, ``win_rate``), one summary a kind and env
+    over its training seeds: the IQM with its 95% stratified bootstrap interval, the mean and spread."""
+    out = []
+    for env_id, algo in sorted({(r["env_id"], r["algo"]) for r in rows if "algo" in r}):
+        mine = [r for r in rows if r.get("algo") == algo and r["env_id"] == env_id]
+        rates = np.array([r["win_rate"] for r in mine], dtype=float)
+        point, interval = iqm(list(rates))
+        out.append({"env_id": env_id, "algo": algo, "learned_from": mine[0].get("learned_from"),
+                    "seeds": len(rates), "iqm_win_rate": point, "iqm_ci": interval,
+                    "mean_win_rate": float(rates.mean()),
+                    "std_win_rate": float(rates.std(ddof=1)) if len(rates) > 1 else 0.0,
+                    "min_win_rate": float(rates.min()), "max_win_rate": float(rates.max()),
+                    "mean_illegal_rate": float(np.mean([r["illegal_rate"] for r in mine]))})  # fmt: skip
+    return out
 
 
 def validation(curves: list[Path]) -> list[dict[str, Any]]:

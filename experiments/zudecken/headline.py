@@ -1,7 +1,8 @@
 """The README's headline: each Zudecken player's win rate beside the exact optimum where known.
 
-Every figure has its spread beside it: a player's 95% Wilson interval over the deals, a learned
-player's number of training seeds and their range (one seed: said so, no range).
+Every figure has its spread beside it: a player's 95% Wilson interval over the deals; for a learned
+player, its training seeds' interquartile mean with a 95% stratified bootstrap interval (rliable,
+as every published row of seeds), their number and range (one seed: said so, its Wilson interval).
 
 The benchmark (``--update-docs``) asks every study for its README sections
 (``quadrat_env.experiments.studies.readme_sections``); this is Zudecken's.
@@ -41,27 +42,31 @@ PLAYERS: dict[str | tuple[str, str], str] = {
 
 
 class Rate(NamedTuple):
-    """A player's win rate and its spread: a 95% Wilson interval, or for a learned player the
-    range of its training seeds (``seeds`` of them)."""
+    """A player's win rate and its spread: a 95% Wilson interval, or for a learned player of
+    several training seeds (``seeds`` of them) their IQM, its bootstrap interval and their range."""
 
     mean: float
     low: float
     high: float
     seeds: int = 0
+    lowest: float = 0.0
+    highest: float = 0.0
 
 
 def _rates(result: dict[str, Any]) -> dict[tuple[str, Any], Rate]:
     """(env ID, player) -> its rate; learned players by (kind, learned from)."""
     from quadrat_env.experiments.benchmark import MODELS, learned_from
+    from quadrat_env.experiments.seed_rows import learned_summary
 
     rate: dict[tuple[str, Any], Rate] = {}
-    for s in result["learned"]:
+    for s in learned_summary(result["rows"]):
         how = s.get("learned_from") or learned_from(MODELS, s["env_id"], s["algo"], 0)
-        low, high = s["min_win_rate"], s["max_win_rate"]
+        low, high = s["iqm_ci"]
         if s["seeds"] == 1:  # one seed: its Wilson interval over the deals
             row = next(r for r in result["rows"] if r["env_id"] == s["env_id"] and r.get("algo") == s["algo"])
             low, high = row["ci_low"], row["ci_high"]
-        rate[s["env_id"], (s["algo"], how)] = Rate(s["mean_win_rate"], low, high, s["seeds"])
+        rate[s["env_id"], (s["algo"], how)] = Rate(s["iqm_win_rate"], low, high, s["seeds"],
+                                                   s["min_win_rate"], s["max_win_rate"])  # fmt: skip
     for r in result["rows"]:
         if "algo" not in r:
             rate[r["env_id"], r["agent"]] = Rate(r["win_rate"], r["ci_low"], r["ci_high"])
@@ -69,13 +74,15 @@ def _rates(result: dict[str, Any]) -> dict[tuple[str, Any], Rate]:
 
 
 def _cell(value: Rate | None) -> str:
-    """The win rate with its spread: ``[low, high]`` (Wilson) or the seeds' count and range."""
+    """The win rate with its spread: ``[low, high]`` (Wilson; for several seeds the IQM's bootstrap
+    interval, then the seeds' count and range)."""
     if value is None:
         return "–"
     if value.seeds == 1:
         return f"{value.mean:.2%} (1 seed) [{value.low:.1%}, {value.high:.1%}]"
     if value.seeds:
-        return f"{value.mean:.2%} ({value.seeds} seeds: {value.low:.2%}–{value.high:.2%})"
+        return (f"{value.mean:.2%} [{value.low:.1%}, {value.high:.1%}] ({value.seeds} seeds: "
+                f"{value.lowest:.2%}–{value.highest:.2%})")  # fmt: skip
     return f"{value.mean:.2%} [{value.low:.1%}, {value.high:.1%}]"
 
 

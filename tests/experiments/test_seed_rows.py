@@ -112,3 +112,27 @@ def test_the_row_holds_the_seeds_validation_at_each_point_they_share(tmp_path):
         {"moves": 10, "mean": 0.64, "min": 0.6, "max": 0.7},
     ]
     assert "| 10 | 64.00% | 60.00%–70.00% |" in (out / "seeds-td_jax-Zudecken32.md").read_text()
+
+
+def _benchmark_rows(rates, env_id=Z32, algo="ppo_jax"):  # noqa: ANN001, ANN202
+    return [{"env_id": env_id, "algo": algo, "train_seed": k, "win_rate": r, "illegal_rate": 0.0,
+             "learned_from": "the reward"} for k, r in enumerate(rates)]  # fmt: skip
+
+
+def test_the_benchmarks_summary_of_each_learned_kind_is_the_seed_row_of_its_rates():
+    import numpy as np
+
+    rates = [0.50, 0.60, 0.61, 0.62, 0.63, 0.64, 0.65, 0.66, 0.67, 0.90]
+    rows = _benchmark_rows(rates) + _benchmark_rows([0.3], algo="rl") + [{"env_id": Z32, "agent": "greedy"}]
+    np.random.seed(7)
+    before = np.random.random(3)
+    np.random.seed(7)
+    summary = {s["algo"]: s for s in seed_rows.learned_summary(rows)}
+    assert np.array_equal(np.random.random(3), before)  # the bootstrap's seeding leaves the caller's draws be
+    assert set(summary) == {"ppo_jax", "rl"}  # the greedy row is no learned kind
+    row = seed_rows.aggregate([{"test_win_rate": r} for r in rates])  # seed_rows' published row
+    ppo = summary["ppo_jax"]
+    assert ppo["iqm_win_rate"] == pytest.approx(row["iqm"], abs=1e-5) and ppo["seeds"] == 10
+    assert ppo["iqm_ci"] == pytest.approx(row["iqm_ci"], abs=1e-5)
+    assert ppo["mean_win_rate"] == pytest.approx(np.mean(rates)) and ppo["min_win_rate"] == 0.5
+    assert summary["rl"]["iqm_win_rate"] == 0.3 and summary["rl"]["seeds"] == 1

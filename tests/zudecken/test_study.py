@@ -245,3 +245,17 @@ def test_the_td_curves_figure_draws_every_published_seed_and_the_optimum(tmp_pat
     assert out.stat().st_size > 0 and "Zudecken32 (2 seed(s))" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         td_curves.main(["--models", str(tmp_path / "none")])
+
+
+def test_the_headline_gives_a_learned_row_its_iqm_interval_and_range():
+    pytest.importorskip("rliable")
+    from quadrat_env.experiments import seed_rows
+    from quadrat_env.experiments.zudecken.headline import headline
+
+    rates = [0.20, 0.24, 0.25, 0.25, 0.26, 0.26, 0.26, 0.27, 0.27, 0.10]
+    rows = [{"env_id": ZU, "algo": "ppo_jax", "train_seed": k, "win_rate": r, "illegal_rate": 0.0,
+             "learned_from": "the reward"} for k, r in enumerate(rates)]  # fmt: skip
+    table = headline({"rows": rows, "exact_optima": {ZU: 0.2741}})
+    iqm, (low, high) = seed_rows.iqm(rates)
+    assert iqm == pytest.approx(np.mean(sorted(rates)[2:8]))
+    assert f"| {iqm:.2%} [{low:.1%}, {high:.1%}] (10 seeds: 10.00%–27.00%) |" in table
