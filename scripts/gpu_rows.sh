@@ -18,6 +18,9 @@
 # results/<learner>_gpu_name/), apart from the published rows: a sweep, e.g. TAG=wide
 # TD_SET='features_kwargs={"channels":64,"hidden":128}' ROWS=td_jax:Zudecken SEEDS="0 1 2"
 # (a value holds no spaces: the settings are split at them).
+# SWEEP='tag1 k=v ...; tag2 k=v ...': each td_jax row trains every entry at once, each its own
+# program (as TAG=tag1 TD_SET="k=v ..."), sharing the GPU: several networks' seeds in one call, e.g.
+# SWEEP='wide64 features_kwargs={"channels":64}; head128 features_kwargs={"hidden":128}'.
 # Seeds still running at the limit stop on SIGTERM with a checkpoint each; carried back in .gpu/ (each
 # seed's <learner>/<Env>-seed<k>/ folder), the next call resumes them together (a group resumes
 # only with the same seeds), and skips seeds that have finished (there, or committed in
@@ -94,6 +97,18 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
     tail -qn 10 "$base/$learner-$env"-*.log | grep -v '^ ' | tail -n 12
 }
 
+sweep() {  # sweep ENV LIMIT_S: every SWEEP entry's td_jax seeds at once, a program an entry
+    local entry tag kv pids=() entries
+    IFS=';' read -ra entries <<<"$SWEEP"
+    for entry in "${entries[@]}"; do
+        read -r tag kv <<<"$entry"
+        [ -n "$tag" ] || continue
+        (TAG=$tag TD_SET=$kv row td_jax "$1" "$2" | sed "s/^/[$tag] /") &
+        pids+=($!)
+    done
+    [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
+}
+
 if [ -n "${THROUGHPUT:-}" ]; then  # the JAX envs' speed table for docs/speed.md, first
     echo "== throughput of the JAX envs, at $SECONDS s"
     timeout -k 10 "$THROUGHPUT" python3 -m quadrat_env.experiments.throughput --jax only --seconds 1 --out "$out"
@@ -105,7 +120,11 @@ for r in $rows; do
         continue
     fi
     echo "== $r, ten seeds at once, for $((left - 30))s at most, at $SECONDS s"
-    row "${r%%:*}" "${r##*:}" $((left - 30))
+    if [ -n "${SWEEP:-}" ] && [ "${r%%:*}" = td_jax ]; then
+        sweep "${r##*:}" $((left - 30))
+    else
+        row "${r%%:*}" "${r##*:}" $((left - 30))
+    fi
 done
 pkill -f "nvidia-smi --query-gpu=timestamp" 2>/dev/null
 echo "== moves/s a seed: $(find "$work" -name summary.json -exec grep -ho '"moves_per_second": [0-9]*' {} + 2>/dev/null | tr '\n' ' ')"
