@@ -119,7 +119,7 @@ for r in $rows; do
         echo "== not started: $r (${left}s left)"
         continue
     fi
-    echo "== $r, ten seeds at once, for $((left - 30))s at most, at $SECONDS s"
+    echo "== $r, seeds ${SEEDS:-0-9} at once${SWEEP:+ (sweep)}, for $((left - 30))s at most, at $SECONDS s"
     if [ -n "${SWEEP:-}" ] && [ "${r%%:*}" = td_jax ]; then
         sweep "${r##*:}" $((left - 30))
     else
