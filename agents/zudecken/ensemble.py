@@ -10,9 +10,9 @@ pass a network.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from quadrat_env.agents.base import Agent
+from quadrat_env.agents.zudecken.features import torch_batch
 
 AVERAGES = ("probability", "logit")
 
@@ -40,12 +40,7 @@ class EnsembleAgent(Agent):
 
     def predict(self, observation, state=None, episode_start=None, deterministic=True,
                 action_masks=None):  # fmt: skip
-        if action_masks is None:
-            raise ValueError("EnsembleAgent.predict needs action_masks= (env.action_masks())")
-        obs = torch.as_tensor(np.asarray(observation), dtype=torch.float32)
-        single = obs.ndim == 1
-        obs = obs.reshape(-1, obs.shape[-1])
-        masks = torch.as_tensor(np.asarray(action_masks)).reshape(len(obs), -1).bool()
+        obs, masks, single = torch_batch(self, observation, action_masks)
         with torch.no_grad():
             scores = self.scores(obs)
             # a move that no network scores ("end") only where nothing else is legal

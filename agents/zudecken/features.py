@@ -289,3 +289,15 @@ EXTRACTORS = {
     "zudecken-moves": ZudeckenMoveFeatures,
     SCORES: ZudeckenAfterstates,
 }
+
+
+def torch_batch(agent: object, observation: np.ndarray, action_masks: np.ndarray | None
+                ) -> tuple[torch.Tensor, torch.Tensor, bool]:  # fmt: skip
+    """What an afterstate player's ``predict`` plays on: observations as an (n, obs) float tensor, the
+    masks as (n, actions) booleans, and whether one observation came (to answer with one action)."""
+    if action_masks is None:
+        raise ValueError(f"{type(agent).__name__}.predict needs action_masks= (env.action_masks())")
+    obs = torch.as_tensor(np.asarray(observation), dtype=torch.float32)
+    single = obs.ndim == 1
+    obs = obs.reshape(-1, obs.shape[-1])
+    return obs, torch.as_tensor(np.asarray(action_masks)).reshape(len(obs), -1).bool(), single
