@@ -30,8 +30,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from quadrat_env.arguments import at_least
 from quadrat_env.cards import parse_deck
-from quadrat_env.core.checks import at_least
 from quadrat_env.core.kernel import new_memo
 from quadrat_env.core.rules import Rules
 from quadrat_env.extras import command

@@ -34,8 +34,8 @@ from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, che
 
 from quadrat_env import seeds
 from quadrat_env.extras import command
-from quadrat_env.files import FolderBusy, data_files, exclusive_folder, replace_all
-from quadrat_env.journal import JournalError, read_journal
+from quadrat_env.files import FolderBusy, data_files, exclusive_folder
+from quadrat_env.journal import JournalError, read_journal, replace_all
 from quadrat_env.registry import env_ids
 from quadrat_env.registry import short_name as env_name
 
@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-#: The journal of the benchmark's last writes (``quadrat_env.files.replace_all``), in the folder
+#: The journal of the benchmark's last writes (``quadrat_env.journal.replace_all``), in the folder
 #: it writes to (the repository root with --update-docs); the next benchmark finishes a stopped one.
 JOURNAL = ".benchmark-journal.json"
 

@@ -89,7 +89,7 @@ def best_seed(models: Path, stem: str) -> int:
 
 def promotion(models: Path, stem: str, seed: int) -> dict[Path, bytes | None]:
     """The file changes that make training seed ``seed`` the published ``models/<stem>.zip`` (the
-    previously published seed moves to ``seeds/``; ``quadrat_env.files.replace_all`` applies them)."""
+    previously published seed moves to ``seeds/``; ``quadrat_env.journal.replace_all`` applies them)."""
     import yaml
 
     if (models / "monitor" / stem).is_dir():  # the learning curves plot these as the published run's

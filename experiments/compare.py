@@ -39,7 +39,8 @@ from quadrat_env.experiments.benchmark import MODEL_BATCH, MODELS
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least, check_memory
+from quadrat_env.arguments import at_least
+from quadrat_env.core.checks import check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder
 from quadrat_env.registry import env_ids, short_name, short_names

@@ -25,7 +25,7 @@ from typing import Any
 from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import short_name, short_names

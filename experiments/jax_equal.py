@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 import quadrat_env
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 

@@ -14,7 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 import quadrat_env  # noqa: F401  (registers the games)
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 from quadrat_env.registry import short_names
 

@@ -23,8 +23,8 @@ from quadrat_env.agents.safe_load import load_model
 from quadrat_env.experiments.committed import best_seed, promotion, seed_path, validation_win_rates
 
 from quadrat_env.extras import command, importing
-from quadrat_env.files import data_files, exclusive_folder, replace_all
-from quadrat_env.journal import read_journal
+from quadrat_env.files import data_files, exclusive_folder
+from quadrat_env.journal import read_journal, replace_all
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -64,7 +64,7 @@ def publish(run: Path, models: Path = MODELS) -> Path:
     return target
 
 
-#: The journal of an unfinished publish (``quadrat_env.files.replace_all``).
+#: The journal of an unfinished publish (``quadrat_env.journal.replace_all``).
 JOURNAL = ".publish-journal.json"
 
 

@@ -17,7 +17,7 @@ from quadrat_env.agents import registry as agent_registry
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.play import GAMES
 
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_path
 

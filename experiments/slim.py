@@ -22,13 +22,14 @@ import zipfile
 from pathlib import Path
 
 from quadrat_env.extras import command
-from quadrat_env.files import data_files, exclusive_folder, replace_all
+from quadrat_env.files import data_files, exclusive_folder
+from quadrat_env.journal import replace_all
 
 #: Fields of ``data`` that only training reads (SB3 restores each as None when absent).
 TRAINING_ONLY = ("_last_obs", "_last_episode_starts", "_last_original_obs", "ep_info_buffer",
                  "ep_success_buffer")  # fmt: skip
 OPTIMIZER = "policy.optimizer.pth"
-#: The journal of an unfinished slimming (``quadrat_env.files.replace_all``).
+#: The journal of an unfinished slimming (``quadrat_env.journal.replace_all``).
 JOURNAL = ".slim-journal.json"
 
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 import quadrat_env
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 
 PROBE = """

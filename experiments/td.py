@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import env_arg
+from quadrat_env.arguments import env_arg
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name as env_name

@@ -38,7 +38,7 @@ from quadrat_env.experiments import checkpoint
 from quadrat_env.experiments.starting import load_start, start_kwargs
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import env_arg
+from quadrat_env.arguments import env_arg
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name as env_name

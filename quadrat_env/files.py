@@ -171,9 +171,6 @@ def take_turns(lock: str | os.PathLike[str]) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-# The journaled multi-file change lives in ``quadrat_env.journal``; its names stay importable here.
-from quadrat_env.journal import JournalError, finish, replace_all  # noqa: E402, F401
-
 #: The most bytes :func:`load_npz` lets one file's arrays claim (the largest the project writes, the
 #: 32-card solved table, is about 0.3 GB).
 MAX_NPZ_BYTES = 4 << 30

@@ -21,14 +21,11 @@ with the same options, masks and infos as the compiled env, returning jax arrays
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from quadrat_env.core.env import ENV_KWARGS
 from quadrat_env.extras import needs
-from quadrat_env.registry import compiled_id, spec_for
-
-#: Keyword arguments of the env itself; the others are the game's rule kwargs.
-ENV_KWARGS = ("reward_mode", "illegal_action", "illegal_penalty", "max_episode_steps")
+from quadrat_env.registry import compiled_id
 
 
 def _need_jax(what: str) -> None:
@@ -44,18 +41,9 @@ def make(env_id: str, **kwargs: Any) -> Any:
     (``win``, ``cover``, ``n_cards``, ``redeals``) and ``reward_mode``, ``illegal_action``,
     ``illegal_penalty``, ``max_episode_steps`` (default: the registered time limit; None: none)."""
     _need_jax(f"quadrat_env.functional.make({env_id!r})")
-    from quadrat_env.core.jax_core import JaxPatience
-    from quadrat_env.registry import rules_for
+    from quadrat_env.core.jax_env import functional_env
 
-    base = compiled_id(env_id)
-    spec = spec_for(base)
-    if spec.jax_rules is None:
-        raise ValueError(f"{env_id}: the game {spec.name!r} has no JAX rules")
-    env_kwargs = {k: kwargs.pop(k) for k in ENV_KWARGS if k in kwargs}
-    env_kwargs.setdefault("max_episode_steps", spec.max_episode_steps)
-    module, name = spec.jax_rules.split(":")
-    rules = getattr(importlib.import_module(module), name)(rules_for(base, **kwargs))
-    return JaxPatience(rules, has_end_action=spec.env_class.has_end_action, **env_kwargs)
+    return functional_env(env_id, **kwargs)
 
 
 def make_env(env_id: str, **kwargs: Any) -> Any:

@@ -21,6 +21,8 @@ import json
 import os
 from pathlib import Path, PurePosixPath
 
+from quadrat_env.files import atomic_write, fsync_dir, remove_partials, take_turns
+
 #: The lock the writers of one folder take turns with (hidden; ``.gitignore`` lists it).
 LOCK = ".quadrat-env-journal.lock"
 STATES = ("writing", "renaming")
@@ -47,8 +49,6 @@ def replace_all(changes: dict[Path, bytes | None], journal: str | os.PathLike[st
     "writing" names each change's temporary file; each new file is written whole beside its target;
     the journal turns "renaming"; the renames and deletions; the journal goes. ``finish`` rolls a
     "writing" journal back, a "renaming" one forward."""
-    from quadrat_env.files import atomic_write, fsync_dir, take_turns
-
     journal = Path(journal)
     folder = journal.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -136,14 +136,10 @@ def finish(journal: str | os.PathLike[str]) -> None:
 
 def _unlink_partial(path: Path) -> None:
     """Remove what ``atomic_write(path)`` leaves when killed mid-write (``.<stem>.tmp*<suffix>``)."""
-    from quadrat_env.files import remove_partials
-
     remove_partials(path.parent, path.name)
 
 
 def _complete(folder: Path, plan: list[tuple[str, str | None]]) -> None:
-    from quadrat_env.files import fsync_dir
-
     for target, temp in plan:
         if temp is None:
             (folder / target).unlink(missing_ok=True)

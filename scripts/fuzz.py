@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import quadrat_env
+from quadrat_env.arguments import at_least
 from quadrat_env.cards import card_code
-from quadrat_env.core.checks import at_least
 
 IDS = quadrat_env.ENV_IDS
 BAD_ACTIONS = st.one_of(st.integers(-5, -1), st.integers(13, 99), st.booleans(), st.floats(),

@@ -19,7 +19,7 @@ import gymnasium as gym
 from quadrat_env.agents.solver import Solver, time_deals
 
 import quadrat_env  # noqa: F401  (registers the games)
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.registry import rules_for, short_names
 from quadrat_env.slots.reference import SlotGame
 from quadrat_env.slots.rules import SlotRules

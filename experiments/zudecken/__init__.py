@@ -5,6 +5,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+#: This study's commands in ``quadrat`` (``experiments.cli``): name -> (module, one line of help).
+COMMANDS = {
+    "exact": (
+        "quadrat_env.experiments.zudecken.exact_values",
+        "the exact optimum of Zudecken, 4 to 13 ranks a suit (resumable)",
+    ),
+}
+
 #: The committed results (beside ``experiments/`` in the repository).
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 

@@ -27,7 +27,7 @@ import numpy as np
 from quadrat_env.agents.zudecken.exact import ExactSolver
 from quadrat_env.experiments.zudecken import exact_values
 
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 
 # The solve with Ctrl-C as at a terminal, even where this process runs with SIGINT ignored (a

@@ -29,7 +29,8 @@ from quadrat_env.agents.zudecken.exact import MAX_RANKS, MIN_RANKS, ExactSolver,
 from quadrat_env.agents.zudecken.exact_parts import usable_cores
 from quadrat_env.agents.zudecken.optimal import cache_dir
 
-from quadrat_env.core.checks import at_least, check_memory
+from quadrat_env.arguments import at_least
+from quadrat_env.core.checks import check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write, exclusive_folder
 

@@ -34,7 +34,7 @@ from quadrat_env.experiments.committed import published_seed
 from quadrat_env.experiments.pages import docs_page, write_tables
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command, importing
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing

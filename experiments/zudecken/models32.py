@@ -25,7 +25,7 @@ from quadrat_env.experiments.benchmark import MODELS, exact_optima
 from quadrat_env.experiments.pages import docs_page, write_tables
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 
 Z32 = "quadrat_env/Zudecken32-v0"

@@ -39,7 +39,7 @@ from quadrat_env.agents.evaluate import Z95
 from quadrat_env.experiments.parallel import run_tasks
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 

@@ -17,7 +17,7 @@ from quadrat_env.agents import evaluate
 from quadrat_env.agents.planner import PlannerAgent
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import positive_number
+from quadrat_env.arguments import positive_number
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids

@@ -35,7 +35,7 @@ from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.compare import load_agent, published_model
 
 from quadrat_env import seeds
-from quadrat_env.core.checks import at_least
+from quadrat_env.arguments import at_least
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 

@@ -46,48 +46,6 @@ def choice(name: str, value: Any, choices: tuple[Any, ...]) -> Any:
     return value
 
 
-def at_least(minimum: int) -> Any:
-    """An argparse ``type=`` for whole numbers >= ``minimum`` (a bad value: one line, exit 2)."""
-    import argparse
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        return value
-
-    parse.__name__ = f"whole number >= {minimum}"
-    return parse
-
-
-def positive_number(text: str) -> float:
-    """An argparse ``type=`` for finite numbers > 0."""
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
-    return value
-
-
-def env_arg(text: str) -> str:
-    """An argparse ``type=`` for an env: its ID or short name (``Zudecken32``) -> the ID."""
-    import argparse
-
-    from quadrat_env.registry import resolve_id
-
-    try:
-        return resolve_id(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
 def available_memory() -> int | None:
     """Bytes this process may still allocate, about: the least of Linux's MemAvailable, the cgroup's
     memory.max less its use, and the address-space limit (``ulimit -v``) less the process's size;

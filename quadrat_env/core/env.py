@@ -43,6 +43,8 @@ _INT_TYPES = frozenset(
 #: What an illegal action does: "penalize" (-illegal_penalty, nothing changes), "end" (the same, and
 #: the episode ends, lost: plain PPO learns legality fast this way), "raise" (IllegalMove).
 ILLEGAL_MODES = ("penalize", "end", "raise")
+#: Keyword arguments of the env itself (every backend's); the others an ID takes are its game's rule kwargs.
+ENV_KWARGS = ("reward_mode", "illegal_action", "illegal_penalty", "max_episode_steps")
 
 
 def _installed(module: str) -> bool:

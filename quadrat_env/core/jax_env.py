@@ -11,6 +11,7 @@ Observations are jax arrays (``metadata["jax"]``), equal to the compiled env's t
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,11 +25,11 @@ from gymnasium.experimental.functional import FuncEnv
 from gymnasium.vector import AutoresetMode
 
 from quadrat_env.core.checks import is_seed, whole
-from quadrat_env.core.env import check_options
+from quadrat_env.core.env import ENV_KWARGS, check_options
 from quadrat_env.core.jax_core import JaxPatience, State, pack_indices
 from quadrat_env.core.rules import IllegalMove
 from quadrat_env.core.vector import RESET_OPTIONS as VECTOR_OPTIONS
-from quadrat_env.registry import compiled_id, rules_for
+from quadrat_env.registry import compiled_id, rules_for, spec_for
 
 
 class PatienceFuncEnv(FuncEnv):
@@ -63,17 +64,28 @@ class PatienceFuncEnv(FuncEnv):
         return self.state_info(next_state)
 
 
+def functional_env(env_id: str, **kwargs: Any) -> JaxPatience:
+    """The functional API of ``env_id`` (``quadrat_env.functional.make`` documents it)."""
+    base = compiled_id(env_id)
+    spec = spec_for(base)
+    if spec.jax_rules is None:
+        raise ValueError(f"{env_id}: the game {spec.name!r} has no JAX rules")
+    env_kwargs = {k: kwargs.pop(k) for k in ENV_KWARGS if k in kwargs}
+    env_kwargs.setdefault("max_episode_steps", spec.max_episode_steps)
+    module, name = spec.jax_rules.split(":")
+    rules = getattr(importlib.import_module(module), name)(rules_for(base, **kwargs))
+    return JaxPatience(rules, has_end_action=spec.env_class.has_end_action, **env_kwargs)
+
+
 def _core(env_id: str, kwargs: dict[str, Any]) -> tuple[JaxPatience, Any]:
     """The functional env of ``env_id`` with ``kwargs`` (a Gymnasium env's: no time limit of its
     own unless given, no pictures), and the compiled rules it equals (for deck checks and names)."""
-    from quadrat_env.functional import ENV_KWARGS, make
-
     if kwargs.get("render_mode") is not None:
         raise ValueError(f"render_mode={kwargs['render_mode']!r}: the JAX envs draw no pictures; "
                          f"{compiled_id(env_id)} (the compiled rules) draws them")  # fmt: skip
     kwargs.pop("render_mode", None)
     game = rules_for(compiled_id(env_id), **{k: v for k, v in kwargs.items() if k not in ENV_KWARGS})
-    return make(env_id, max_episode_steps=kwargs.pop("max_episode_steps", None), **kwargs), game
+    return functional_env(env_id, max_episode_steps=kwargs.pop("max_episode_steps", None), **kwargs), game
 
 
 def _check_action(action: Any, n: int) -> int:

@@ -9,13 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quadrat_env.files import finish, replace_all
-from quadrat_env.journal import LOCK
+from quadrat_env.journal import LOCK, finish, replace_all
 
 WRITER = """
 import sys
 from pathlib import Path
-from quadrat_env.files import replace_all
+from quadrat_env.journal import replace_all
 root = Path(sys.argv[1])
 replace_all({root / "a.txt": b"new a", root / "sub" / "b.txt": b"new b", root / "gone.txt": None,
              root / "c.txt": b"new c"}, root / ".journal")

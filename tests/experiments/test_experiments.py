@@ -242,7 +242,7 @@ def test_committed_models_load_on_cpu_and_play_their_env(name):
 def test_publishing_replaces_an_earlier_runs_monitor_logs(tmp_path):
     from quadrat_env.experiments.publish import monitor_logs
 
-    from quadrat_env.files import replace_all
+    from quadrat_env.journal import replace_all
 
     target = tmp_path / "models" / "monitor" / "X"
     target.mkdir(parents=True)

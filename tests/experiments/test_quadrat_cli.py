@@ -1,0 +1,85 @@
+"""``quadrat``, the one command-line tool: its help lists every command, each command and each
+learner answers ``--help``, and a wrong command is one line and exit status 2."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+from quadrat_env.experiments import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as stop:  # argparse's --help and errors
+            code = stop.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_the_console_script_is_installed_as_quadrat():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["quadrat"] == "quadrat_env.experiments.cli:main"
+    assert {"quadrat-play", "quadrat-bench"} <= set(scripts)
+
+
+def test_help_lists_every_command_in_one_screen():
+    code, out, _ = run(["--help"])
+    assert code == 0
+    found = cli.commands()
+    assert {"play", "train", "bench", "benchmark", "solve", "publish", "exact"} <= set(found)
+    assert all(f"  {name} " in out for name in found)
+    assert len(out.splitlines()) <= 24 and max(map(len, out.splitlines())) <= 100
+
+
+def test_no_command_shows_the_usage_and_exits_2():
+    code, out, err = run([])
+    assert code == 2 and "usage: quadrat" in err and out == ""
+
+
+@pytest.mark.parametrize("name", sorted(cli.commands()))
+def test_each_command_answers_help(name, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["quadrat"])
+    code, out, _ = run([name, "--help"])
+    assert code == 0 and "usage" in out.lower(), out[-300:]
+
+
+@pytest.mark.parametrize("algo", sorted(cli.TRAIN))
+def test_each_learner_answers_help_through_train(algo, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["quadrat"])
+    code, out, _ = run(["train", "--algo", algo, "--help"])
+    assert code == 0 and "--env" in out, out[-300:]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["nope"], "unknown command 'nope'"),
+    (["train", "--env", "Zudecken32"], "give --algo"),
+    (["train", "--algo", "dqn"], "unknown --algo 'dqn'"),
+    (["train", "--algo=dqn"], "unknown --algo 'dqn'"),
+])  # fmt: skip
+def test_a_wrong_command_is_one_line_and_exit_2(argv, says):
+    code, out, err = run(argv)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_train_passes_algo_to_sb3_and_drops_it_for_the_others():
+    sb3 = ["--algo", "ppo", "--env", "Quadrat"]
+    assert cli._train(sb3) == (f"{cli.PACKAGE}.train", sb3)
+    assert cli._train(["--env", "Quadrat", "--algo=td"]) == (f"{cli.PACKAGE}.td", ["--env", "Quadrat"])
+
+
+def test_the_installed_command_runs_a_subcommand():
+    """The real entry point in a fresh interpreter: a bad option of a command is one line, exit 2."""
+    argv = [sys.executable, "-m", "quadrat_env.experiments.cli", "solve", "Zudecken", "--seed", "x"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("quadrat solve: error:")
