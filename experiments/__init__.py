@@ -1,2 +1,3 @@
-"""Command-line experiments: ``python -m quadrat_env.experiments.<name> --help``; a study of one game
-in its own folder (``zudecken/``)."""
+"""The commands users run, one module each (``quadrat --help`` lists them; ``cli.py`` is that tool);
+``common/`` is what they share, ``checks/`` the project's checks of itself, and a study of one game
+has its own folder (``zudecken/``)."""

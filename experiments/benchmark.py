@@ -27,10 +27,15 @@ from quadrat_env.agents.evaluate import write_deals
 from quadrat_env.agents.planner import SAMPLES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments import studies
-from quadrat_env.experiments.committed import model_paths
-from quadrat_env.experiments.pages import docs_page, generated_by, updated_page
-from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
+from quadrat_env.experiments.common import studies
+from quadrat_env.experiments.common.committed import model_paths
+from quadrat_env.experiments.common.pages import docs_page, generated_by, updated_page
+from quadrat_env.experiments.common.parallel import (
+    WorkerFailed,
+    add_ray_argument,
+    check_ray_argument,
+    run_tasks,
+)
 
 from quadrat_env import seeds
 from quadrat_env.extras import command
@@ -234,7 +239,7 @@ def training_table(models: Path) -> str:
     """How each published model was trained: steps, wall time and speed (from its run folder)."""
     import yaml
     from quadrat_env.agents.networks import extractor  # torch: only for the training table
-    from quadrat_env.experiments.runs import network_name
+    from quadrat_env.experiments.common.runs import network_name
 
     lines = ["| model | training seed | method | steps or labelled decisions | seconds | steps/s |",
              "|---|---:|---|---:|---:|---:|"]  # fmt: skip
@@ -339,7 +344,7 @@ def _plots(args: argparse.Namespace, result: dict[str, Any]) -> dict[Path, bytes
         return {}
     import tempfile
 
-    from quadrat_env.experiments.plots import learning_curves, win_rates
+    from quadrat_env.experiments.common.plots import learning_curves, win_rates
 
     with tempfile.TemporaryDirectory() as scratch:
         win_rates(result, Path(scratch) / "win_rates.png", exact_optima(result))

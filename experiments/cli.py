@@ -43,7 +43,7 @@ TRAIN: dict[str, str] = {
 
 def commands() -> dict[str, tuple[str, str]]:
     """The shared commands and every study's (``COMMANDS`` in a study package's ``__init__``)."""
-    from quadrat_env.experiments.studies import studies
+    from quadrat_env.experiments.common.studies import studies
 
     found = dict(COMMANDS)
     for study in studies():

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import math
 import os
@@ -36,7 +37,12 @@ from quadrat_env.agents import names as agent_names
 from quadrat_env.agents.evaluate import as_episodes, write_deals
 from quadrat_env.agents.safe_load import ALGOS
 from quadrat_env.experiments.benchmark import MODEL_BATCH, MODELS
-from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
+from quadrat_env.experiments.common.parallel import (
+    WorkerFailed,
+    add_ray_argument,
+    check_ray_argument,
+    run_tasks,
+)
 
 from quadrat_env import seeds
 from quadrat_env.arguments import at_least
@@ -118,7 +124,7 @@ def exact_optimum(env_id: str) -> float | None:
     on two cores and 0.95 GB to solve, a second once solved before), else the one a study's committed
     results hold (52-card Zudecken once solved), else None."""
     if not agent_available("optimal", env_id):
-        from quadrat_env.experiments.studies import exact_optima
+        from quadrat_env.experiments.common.studies import exact_optima
 
         return exact_optima().get(env_id)
     return make_builtin("optimal", env_id).optimum()  # the table is kept on disk: a later run reads it
@@ -194,6 +200,9 @@ def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
                    "(default: runs/bench/<Name>-<date-time>, a new one each run)")  # fmt: skip
     p.add_argument("--overwrite", action="store_true",
                    help="replace an earlier benchmark's files in --out (else it is refused)")  # fmt: skip
+    p.add_argument("--plot", action="store_true",
+                   help="also draw bench.png: each player's win rate with its interval, and the exact "
+                        "optimum where known (needs matplotlib: the train extra)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-optimum", action="store_true",
                    help="skip the exact optimum beside the rows (Zudecken32: 30-90 s and about 1 GB to "
@@ -218,6 +227,8 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
                      "lower --deals (or play them in parts with --seed-start)")  # fmt: skip
     except ValueError as err:
         p.error(str(err))
+    if args.plot and importlib.util.find_spec("matplotlib") is None:  # found before any deal is played
+        p.error("--plot needs matplotlib: pip install 'quadrat-env[train]'")
     if "optimal" in args.baselines and not agent_available("optimal", env_id):
         p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
     try:  # build it here first, so that a bad agent or model is one clear line before any play
@@ -252,7 +263,15 @@ class EarlierBenchmark(ValueError):
 
 
 #: The files a benchmark writes in its folder (with one per-deal ``<agent>.csv`` each).
-OUTPUTS = ("bench.json", "bench.md")
+OUTPUTS = ("bench.json", "bench.md", "bench.png")
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    """``bench.png``: the benchmark's own win-rate panel (``plots.win_rates``) for these rows."""
+    from quadrat_env.experiments.common.plots import win_rates
+
+    best = result["exact_optimum"]
+    win_rates(result, path, None if best is None else {result["env_id"]: best})
 
 
 def _claim(args: argparse.Namespace) -> None:
@@ -301,6 +320,8 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
               "rows": [r.as_dict() for r in rows], "paired": comparisons}  # fmt: skip
     atomic_write(args.out / "bench.json", json.dumps(result, indent=2))
     atomic_write(args.out / "bench.md", "\n".join(lines) + "\n")
+    if args.plot:
+        _plot(result, args.out / "bench.png")
     print(f"wrote {args.out}/bench.json, bench.md and one per-deal CSV per agent")
     return 0
 

@@ -22,7 +22,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument, run_tasks
+from quadrat_env.experiments.common.parallel import (
+    WorkerFailed,
+    add_ray_argument,
+    check_ray_argument,
+    run_tasks,
+)
 
 from quadrat_env import seeds
 from quadrat_env.arguments import at_least

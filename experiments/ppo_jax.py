@@ -35,12 +35,12 @@ from quadrat_env.registry import env_ids
 with importing(__name__):  # the 'jax' and 'train' extras: one line naming the missing one
     import jax
     import numpy as np
-    from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.jax_learners import cli
-    from quadrat_env.experiments.jax_learners.cli import Learner
-    from quadrat_env.experiments.jax_learners.ppo import JaxPPO, afterstate_weights, forward
-    from quadrat_env.experiments.jax_learners.run import WEIGHTS
-    from quadrat_env.experiments.runs import RunSettings
+    from quadrat_env.experiments.common import checkpoint
+    from quadrat_env.experiments.common.jax_learners import cli
+    from quadrat_env.experiments.common.jax_learners.cli import Learner
+    from quadrat_env.experiments.common.jax_learners.ppo import JaxPPO, afterstate_weights, forward
+    from quadrat_env.experiments.common.jax_learners.run import WEIGHTS
+    from quadrat_env.experiments.common.runs import RunSettings
     from quadrat_env.experiments.td_jax import write_afterstate_model
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "ppo_jax.yml"

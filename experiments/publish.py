@@ -8,7 +8,7 @@ The published seed (seed 0, or the one ``--best`` chose) is the committed model 
 (with its Monitor logs, for the learning curves); other seeds go to ``seeds/<Name>-<algo>-seed<k>.zip``.
 Every run's resolved config and summary go to ``configs/``. ``--best`` makes the committed seed with
 the highest validation win rate the published one (chosen on the validation deals, never on the
-held-out test deals; ``experiments/committed.py``).
+held-out test deals; ``experiments/common/committed.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from quadrat_env.agents.safe_load import load_model
-from quadrat_env.experiments.committed import best_seed, promotion, seed_path, validation_win_rates
+from quadrat_env.experiments.common.committed import best_seed, promotion, seed_path, validation_win_rates
 
 from quadrat_env.extras import command, importing
 from quadrat_env.files import data_files, exclusive_folder
@@ -30,7 +30,7 @@ from quadrat_env.registry import short_name as env_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.experiments.benchmark import MODEL_KINDS
-    from quadrat_env.experiments.slim import slim_model
+    from quadrat_env.experiments.common.slim import slim_model
 
 MODELS = Path(__file__).parent / "models"
 

@@ -33,7 +33,7 @@ from quadrat_env.registry import resolve_id
 from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):
-    from quadrat_env.experiments.runs import network_name  # PyYAML
+    from quadrat_env.experiments.common.runs import network_name  # PyYAML
     from rliable import library as rly
     from rliable import metrics
 
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     atomic_write(args.out / f"{name}.json", json.dumps(record, indent=2))
     atomic_write(args.out / f"{name}.md", table(title, rows, result, args.optimum))
     if "validation" in result:
-        from quadrat_env.experiments.plots import seed_curves
+        from quadrat_env.experiments.common.plots import seed_curves
 
         about = "\n".join(textwrap.wrap(", ".join(methods), 60))  # a long one would run off the plot
         panel = f"{env_name(env_id)}, {len(rows)} seeds ({args.runs.name})\n{about}"

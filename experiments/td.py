@@ -46,15 +46,15 @@ from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
-    from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.runs import (
+    from quadrat_env.experiments.common import checkpoint
+    from quadrat_env.experiments.common.runs import (
         RunSettings,
         StopAtBoundary,
         check_flags,
         on_stop_signals,
         open_run_dir,
     )
-    from quadrat_env.experiments.td_learner import FIELDS, Learner
+    from quadrat_env.experiments.common.td_learner import FIELDS, Learner
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td.yml"
 CHECKPOINT = "checkpoint.npz"

@@ -35,11 +35,11 @@ from quadrat_env.registry import env_ids
 with importing(__name__):  # the 'jax' and 'train' extras: one line naming the missing one
     import jax
     import numpy as np
-    from quadrat_env.experiments import checkpoint
-    from quadrat_env.experiments.jax_learners import cli
-    from quadrat_env.experiments.jax_learners.cli import Learner
-    from quadrat_env.experiments.jax_learners.run import WEIGHTS
-    from quadrat_env.experiments.jax_learners.td import JaxTD
+    from quadrat_env.experiments.common import checkpoint
+    from quadrat_env.experiments.common.jax_learners import cli
+    from quadrat_env.experiments.common.jax_learners.cli import Learner
+    from quadrat_env.experiments.common.jax_learners.run import WEIGHTS
+    from quadrat_env.experiments.common.jax_learners.td import JaxTD
     from quadrat_env.experiments.td import TDSettings
 
 HYPERPARAMS = Path(__file__).parent / "hyperparams" / "td_jax.yml"

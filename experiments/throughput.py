@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.greedy import GreedyAgent
-from quadrat_env.experiments.pages import docs_page, write_tables
+from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 import quadrat_env
 from quadrat_env.extras import command

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env.agents.networks import actor_critic_kwargs, pass_scores_through
-from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.starting import load_start, start_kwargs
+from quadrat_env.experiments.common import checkpoint
+from quadrat_env.experiments.common.starting import load_start, start_kwargs
 
 from quadrat_env import seeds
 from quadrat_env.arguments import env_arg
@@ -45,7 +45,7 @@ from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
-    from quadrat_env.experiments.runs import on_stop_signals, open_run_dir
+    from quadrat_env.experiments.common.runs import on_stop_signals, open_run_dir
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
@@ -154,7 +154,7 @@ def train(settings: Settings, run_dir: Path, progress: bool = True, threads: int
     venv = _make_venv(settings, run_dir)
     curve = None
     if settings.eval_every:
-        from quadrat_env.experiments.curve import CurveCallback
+        from quadrat_env.experiments.common.curve import CurveCallback
 
         curve = CurveCallback(settings, run_dir / "curve.csv", write=not resume)
     keeper = Checkpointer(run_dir / CHECKPOINT, checkpoint_minutes, [curve] if curve else [], run_dir)

@@ -25,7 +25,7 @@ run)
     cd /tmp  # not the checkout: its quadrat_env/ folder would hide the installed package
     nvidia-smi --query-gpu=name,memory.total --format=csv | tee "$out/device.txt"
     timeout 420 python3 -m quadrat_env.experiments.throughput --jax only --seconds 1 --out "$out"
-    timeout 150 python3 -m quadrat_env.experiments.jax_equal --deals 2000 --out "$out"
+    timeout 150 python3 -m quadrat_env.experiments.checks.jax_equal --deals 2000 --out "$out"
     ;;
 *)
     echo "usage: bash scripts/gpu_jax.sh wheels|run" >&2

@@ -5,7 +5,7 @@ player, its training seeds' interquartile mean with a 95% stratified bootstrap i
 as every published row of seeds), their number and range (one seed: said so, its Wilson interval).
 
 The benchmark (``--update-docs``) asks every study for its README sections
-(``quadrat_env.experiments.studies.readme_sections``); this is Zudecken's.
+(``quadrat_env.experiments.common.studies.readme_sections``); this is Zudecken's.
 """
 
 from __future__ import annotations

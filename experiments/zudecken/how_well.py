@@ -30,8 +30,8 @@ from quadrat_env.agents.hand import HandRuleAgent
 from quadrat_env.agents.planner import SAMPLES
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.benchmark import MODEL_BATCH, MODEL_KINDS, MODELS, learned_from
-from quadrat_env.experiments.committed import published_seed
-from quadrat_env.experiments.pages import docs_page, write_tables
+from quadrat_env.experiments.common.committed import published_seed
+from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 from quadrat_env import seeds
 from quadrat_env.arguments import at_least

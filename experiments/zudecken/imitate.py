@@ -48,8 +48,8 @@ import gymnasium as gym
 import numpy as np
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.parallel import WorkerFailed, add_ray_argument, check_ray_argument
+from quadrat_env.experiments.common import checkpoint
+from quadrat_env.experiments.common.parallel import WorkerFailed, add_ray_argument, check_ray_argument
 from quadrat_env.experiments.zudecken.imitate_labels import (
     ENV_ID,
     collect_parallel,
@@ -67,7 +67,7 @@ from quadrat_env.registry import short_name
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
     from quadrat_env.agents.zudecken.features import SCORES
-    from quadrat_env.experiments.runs import RunInterrupted, open_run_dir, signals_as_exceptions
+    from quadrat_env.experiments.common.runs import RunInterrupted, open_run_dir, signals_as_exceptions
     from quadrat_env.experiments.zudecken.imitate_settings import Settings
 
 VALIDATION_SEEDS = seeds.VALIDATION.take(2000)

@@ -21,7 +21,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.solver import Solver
-from quadrat_env.experiments.parallel import run_tasks
+from quadrat_env.experiments.common.parallel import run_tasks
 
 from quadrat_env.files import atomic_open, atomic_write, load_npz
 

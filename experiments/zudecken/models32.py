@@ -22,7 +22,7 @@ from typing import Any
 from quadrat_env.agents import evaluate, wilson
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.benchmark import MODELS, exact_optima
-from quadrat_env.experiments.pages import docs_page, write_tables
+from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 from quadrat_env import seeds
 from quadrat_env.arguments import at_least

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from quadrat_env.agents import bounds, evaluate, make, wilson
 from quadrat_env.agents.evaluate import Z95
-from quadrat_env.experiments.parallel import run_tasks
+from quadrat_env.experiments.common.parallel import run_tasks
 
 from quadrat_env import seeds
 from quadrat_env.arguments import at_least

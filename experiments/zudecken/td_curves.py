@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     curves = {game: files for game, files in curves.items() if files}
     if not curves:
         p.error(f"no published TD curves in {args.models / 'configs'}")
-    from quadrat_env.experiments.plots import seed_curves
+    from quadrat_env.experiments.common.plots import seed_curves
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     seed_curves(curves, args.out, optima(args.benchmark))

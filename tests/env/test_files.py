@@ -39,7 +39,7 @@ WRITERS = {
         "write_deals(PATH, [Episode(i, True, 0, 10, 0, 1.0) for i in range(20_000)])"
     ),
     "update_page": (
-        "from quadrat_env.experiments.pages import update_page\n"
+        "from quadrat_env.experiments.common.pages import update_page\n"
         "update_page(PATH, '| x |\\n' * 20_000, 'cmd', markers=('<!-- a -->', '<!-- b -->'))"
     ),
 }

@@ -10,7 +10,7 @@ import pytest
 jax = pytest.importorskip("jax")
 
 import jax.numpy as jnp  # noqa: E402
-from quadrat_env.experiments.jax_equal import compare  # noqa: E402
+from quadrat_env.experiments.checks.jax_equal import compare  # noqa: E402
 
 import quadrat_env  # noqa: E402
 from quadrat_env.core.jax_core import pack_indices  # noqa: E402

@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("yaml")
 
-from quadrat_env.experiments import committed, publish  # noqa: E402
+from quadrat_env.experiments import publish  # noqa: E402
+from quadrat_env.experiments.common import committed  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 STEM = "Zudecken-ppo_jax"

@@ -143,7 +143,7 @@ def test_rows_show_their_share_of_the_exact_optimum_where_it_is_known():
     row = Summary("quadrat_env/Zudecken32-v0", "mine", 100, 50, 0.5, 0.4, 0.6, 3.0, 0.0, 1.0)
     assert "| 80.0% |" in compare.row_line(row, optimum=0.625)
     assert "| – |" in compare.row_line(row, optimum=None)
-    from quadrat_env.experiments.studies import exact_optima
+    from quadrat_env.experiments.common.studies import exact_optima
 
     # 52 cards: the exact search's committed value, once computed
     assert compare.exact_optimum("quadrat_env/Zudecken-v0") == exact_optima().get("quadrat_env/Zudecken-v0")

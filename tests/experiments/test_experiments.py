@@ -11,7 +11,8 @@ import pytest
 import yaml
 from quadrat_env.agents import evaluate
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments import benchmark, pages, train
+from quadrat_env.experiments import benchmark, train
+from quadrat_env.experiments.common import pages
 
 import quadrat_env
 
@@ -270,7 +271,7 @@ def test_solver_then_now_times_both_on_the_same_deals(capsys):
 
 
 def test_startup_measures_first_use_in_fresh_processes():
-    from quadrat_env.experiments import startup
+    from quadrat_env.experiments.checks import startup
 
     cold, warm = startup.measure("quadrat_env/Quadrat-v0", runs=1)
     assert cold > 0 and warm > 0

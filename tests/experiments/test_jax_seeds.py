@@ -15,10 +15,11 @@ pytest.importorskip("jax")
 pytest.importorskip("optax")
 pytest.importorskip("sb3_contrib")
 
-from quadrat_env.experiments import checkpoint, ppo_jax, td_jax  # noqa: E402
-from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
-from quadrat_env.experiments.jax_learners.ppo import JaxPPO  # noqa: E402
-from quadrat_env.experiments.jax_learners.td import JaxTD  # noqa: E402
+from quadrat_env.experiments import ppo_jax, td_jax  # noqa: E402
+from quadrat_env.experiments.common import checkpoint  # noqa: E402
+from quadrat_env.experiments.common.jax_learners import run as jax_run  # noqa: E402
+from quadrat_env.experiments.common.jax_learners.ppo import JaxPPO  # noqa: E402
+from quadrat_env.experiments.common.jax_learners.td import JaxTD  # noqa: E402
 
 from quadrat_env import seeds  # noqa: E402
 

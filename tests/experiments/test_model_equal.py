@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("jax")
 pytest.importorskip("sb3_contrib")
 
-from quadrat_env.experiments import model_equal  # noqa: E402
+from quadrat_env.experiments.checks import model_equal  # noqa: E402
 
 
 @pytest.mark.parametrize(("files", "args", "message"), [

@@ -15,7 +15,7 @@ import pytest
 PARENT = """
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from quadrat_env.experiments.parallel import run_tasks
+from quadrat_env.experiments.common.parallel import run_tasks
 print("started", flush=True)
 for _ in run_tasks(time.sleep, [120, 120, 120], jobs=2, ray=sys.argv[1] if len(sys.argv) > 1 else None):
     pass

@@ -17,10 +17,12 @@ pytest.importorskip("sb3_contrib")
 import jax  # noqa: E402
 from quadrat_env.agents.evaluate import evaluate  # noqa: E402
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import benchmark, checkpoint, model_equal, ppo_jax, publish  # noqa: E402
-from quadrat_env.experiments.jax_learners import ppo as core  # noqa: E402
-from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
-from quadrat_env.experiments.jax_learners.ppo import JaxPPO  # noqa: E402
+from quadrat_env.experiments import benchmark, ppo_jax, publish  # noqa: E402
+from quadrat_env.experiments.checks import model_equal  # noqa: E402
+from quadrat_env.experiments.common import checkpoint  # noqa: E402
+from quadrat_env.experiments.common.jax_learners import ppo as core  # noqa: E402
+from quadrat_env.experiments.common.jax_learners import run as jax_run  # noqa: E402
+from quadrat_env.experiments.common.jax_learners.ppo import JaxPPO  # noqa: E402
 
 from quadrat_env import seeds  # noqa: E402
 
@@ -184,7 +186,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys, args, m
 
 
 def test_set_overrides_a_yaml_setting_in_the_runs_config(tmp_path, monkeypatch):
-    from quadrat_env.experiments.jax_learners import cli
+    from quadrat_env.experiments.common.jax_learners import cli
 
     monkeypatch.setattr(
         cli.Learner, "train_seeds", lambda *a, **k: [{"interrupted": signal.SIGTERM, "moves": 0}]

@@ -8,7 +8,7 @@ import json
 
 from conftest import in_own_process
 from quadrat_env.experiments import benchmark
-from quadrat_env.experiments.parallel import WorkerFailed, run_tasks
+from quadrat_env.experiments.common.parallel import WorkerFailed, run_tasks
 
 SMALL = ["--deals", "60", "--planner-deals", "4", "--planner-samples", "4", "--env", "quadrat_env/Quadrat-v0",
          "--env", "quadrat_env/Zudecken-v0", "--no-plots", "--no-progress"]  # fmt: skip

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from quadrat_env.experiments import plots  # noqa: E402
+from quadrat_env.experiments.common import plots  # noqa: E402
 
 from quadrat_env.files import data_files  # noqa: E402
 

@@ -14,7 +14,8 @@ import torch
 
 pytest.importorskip("sb3_contrib")
 
-from quadrat_env.experiments import checkpoint, train  # noqa: E402
+from quadrat_env.experiments import train  # noqa: E402
+from quadrat_env.experiments.common import checkpoint  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 

@@ -10,7 +10,8 @@ import yaml
 
 pytest.importorskip("sb3_contrib")
 
-from quadrat_env.experiments import benchmark, publish, slim, train  # noqa: E402
+from quadrat_env.experiments import benchmark, publish, train  # noqa: E402
+from quadrat_env.experiments.common import slim  # noqa: E402
 
 ZU = "quadrat_env/Zudecken-v0"
 ARGV = ["--env", ZU, "--algo", "ppo", "--seed", "1", "--timesteps", "64", "--n-envs", "1", "--no-progress"]
@@ -218,7 +219,7 @@ def test_a_file_size_limit_is_one_line_and_exit_1(tmp_path):
 
 
 def test_resume_names_a_checkpoint_that_is_a_folder(tmp_path):
-    from quadrat_env.experiments.runs import check_resumable
+    from quadrat_env.experiments.common.runs import check_resumable
 
     (tmp_path / "config.yml").write_text("seed: 1\n")
     (tmp_path / "checkpoint.npz").mkdir()

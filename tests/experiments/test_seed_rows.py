@@ -81,7 +81,7 @@ def test_a_td_run_names_its_network_by_its_features(tmp_path):
 def test_the_optimum_line_shows_inside_the_frame(tmp_path, monkeypatch):
     """Curves from 1.85% to 26.2% autoscale to a top of 27.415%: the 27.41% optimum would lie on the frame."""
     import matplotlib.pyplot as plt
-    from quadrat_env.experiments import plots
+    from quadrat_env.experiments.common import plots
 
     runs = _runs(tmp_path, [0.262], name="Zudecken")
     (runs / "Zudecken-seed0" / "curve.csv").write_text(

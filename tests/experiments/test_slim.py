@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("sb3_contrib")
 
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import slim  # noqa: E402
+from quadrat_env.experiments.common import slim  # noqa: E402
 from quadrat_env.experiments.publish import MODELS  # noqa: E402
 
 import quadrat_env  # noqa: E402, F401
@@ -51,7 +51,7 @@ def test_a_slim_model_plays_the_same_moves_and_slimming_again_changes_nothing(tm
 def test_every_committed_model_is_slim():
     # The repository travels to other machines: a model with training state is 4-8 times larger.
     fat = [p.relative_to(MODELS) for p in sorted(MODELS.glob("**/*.zip")) if not slim.is_slim(p.read_bytes())]
-    assert not fat, f"run python -m quadrat_env.experiments.slim {MODELS}: {fat}"
+    assert not fat, f"run python -m quadrat_env.experiments.common.slim {MODELS}: {fat}"
 
 
 def test_slim_folder_rewrites_only_what_changes(tmp_path):

@@ -16,8 +16,9 @@ pytest.importorskip("sb3_contrib")
 from quadrat_env.agents.evaluate import evaluate  # noqa: E402
 from quadrat_env.agents.random_agent import RandomAgent  # noqa: E402
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import checkpoint, td  # noqa: E402
-from quadrat_env.experiments.td_learner import Learner  # noqa: E402
+from quadrat_env.experiments import td  # noqa: E402
+from quadrat_env.experiments.common import checkpoint  # noqa: E402
+from quadrat_env.experiments.common.td_learner import Learner  # noqa: E402
 
 from quadrat_env import seeds  # noqa: E402
 

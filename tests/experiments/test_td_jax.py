@@ -15,9 +15,11 @@ pytest.importorskip("optax")
 pytest.importorskip("sb3_contrib")
 
 from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
-from quadrat_env.experiments import checkpoint, model_equal, td_jax  # noqa: E402
-from quadrat_env.experiments.jax_learners import run as jax_run  # noqa: E402
-from quadrat_env.experiments.jax_learners.td import JaxTD  # noqa: E402
+from quadrat_env.experiments import td_jax  # noqa: E402
+from quadrat_env.experiments.checks import model_equal  # noqa: E402
+from quadrat_env.experiments.common import checkpoint  # noqa: E402
+from quadrat_env.experiments.common.jax_learners import run as jax_run  # noqa: E402
+from quadrat_env.experiments.common.jax_learners.td import JaxTD  # noqa: E402
 
 from quadrat_env import seeds  # noqa: E402
 

@@ -84,7 +84,7 @@ def test_a_run_from_a_saved_model_may_give_its_critic_its_own_network(tmp_path):
 
 
 def test_a_run_from_a_saved_model_may_not_change_its_actor():
-    from quadrat_env.experiments.starting import start_kwargs
+    from quadrat_env.experiments.common.starting import start_kwargs
 
     saved = {"net_arch": [], "ortho_init": False}
     assert start_kwargs(saved, {"share_features_extractor": False})["share_features_extractor"] is False

@@ -114,7 +114,7 @@ def test_a_command_whose_reader_goes_away_stops_without_a_traceback():
 
 
 def test_the_jax_check_without_jax_names_the_jax_extra(tmp_path):
-    out = run(E + "jax_equal", ["--deals", "2"], tmp_path)
+    out = run(E + "checks.jax_equal", ["--deals", "2"], tmp_path)
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert out.returncode == 1 and len(lines) == 1, out.stderr[-2000:]
     assert lines[0].startswith("jax_equal: ") and 'pip install "quadrat-env[jax]"' in lines[0], lines[0]

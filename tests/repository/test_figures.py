@@ -52,7 +52,7 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE]-?\d+)?")
 @cache
 def recorded() -> frozenset[float]:
     """Every number in the committed records and in the README headline made from them."""
-    from quadrat_env.experiments import studies
+    from quadrat_env.experiments.common import studies
 
     texts = [f.read_text(errors="ignore") for top in RECORDS for f in top.rglob("*") if f.suffix in TEXT]
     result = json.loads((ROOT / "results" / "benchmark.json").read_text())

@@ -249,7 +249,7 @@ def test_augmented_imitation_learns_what_holds_under_renaming():
 
 
 def test_imitation_collection_ends_with_one_error_when_a_worker_fails():
-    from quadrat_env.experiments.parallel import WorkerFailed
+    from quadrat_env.experiments.common.parallel import WorkerFailed
     from quadrat_env.experiments.zudecken import imitate_labels
     from quadrat_env.experiments.zudecken.imitate_labels import Collection
 
@@ -289,7 +289,7 @@ def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, 
     import json
 
     from quadrat_env.agents.safe_load import load_model
-    from quadrat_env.experiments import checkpoint
+    from quadrat_env.experiments.common import checkpoint
     from quadrat_env.experiments.zudecken import imitate
 
     args = ["--rounds", "2", "--deals-per-round", "20", "--epochs", "2", "--eval-every", "1", "--jobs", "1",

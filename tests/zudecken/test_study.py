@@ -119,7 +119,7 @@ def test_how_well_table(tmp_path, monkeypatch):
 
 def test_how_well_plays_each_kinds_published_model_named_by_its_seed():
     from quadrat_env.experiments.benchmark import MODEL_KINDS, MODELS
-    from quadrat_env.experiments.committed import published_seeds
+    from quadrat_env.experiments.common.committed import published_seeds
     from quadrat_env.experiments.zudecken import how_well
 
     rows = how_well.published_models()

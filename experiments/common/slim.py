@@ -1,6 +1,6 @@
 """Keep only what play needs in saved SB3 models: weights, spaces and the settings the loader reads.
 
-    python -m quadrat_env.experiments.slim experiments/models
+    python -m quadrat_env.experiments.common.slim experiments/models
 
 An SB3 zip as saved after training also carries the optimizer's moment estimates (as large as the
 weights, twice over) and the last observations of every training env, pickled into ``data`` (1,024

@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode
 from quadrat_env.agents.evaluate import evaluate
 from quadrat_env.agents.networks import afterstate_model, afterstate_names, extractor, scores_afterstates
 from quadrat_env.agents.sb3_agent import SB3Agent
-from quadrat_env.experiments import checkpoint
+from quadrat_env.experiments.common import checkpoint
 
 from quadrat_env import seeds
 from quadrat_env.core.checks import check_memory

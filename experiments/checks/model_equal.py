@@ -1,6 +1,6 @@
 """Does a JAX learner's exported model play as its JAX policy? Decision by decision, same deals.
 
-    python -m quadrat_env.experiments.model_equal runs/ppo_jax/Zudecken32-seed1 --deals 10000
+    python -m quadrat_env.experiments.checks.model_equal runs/ppo_jax/Zudecken32-seed1 --deals 10000
 
 For a finished ``td_jax`` or ``ppo_jax`` run: the compiled env with the run's ``model.zip`` (through
 SB3, as the benchmark plays it) and the JAX env with its ``weights.npz`` (through the learner's own
@@ -36,9 +36,10 @@ with importing(__name__):  # the 'jax' and 'train' extras: one line naming them,
     import yaml
     from quadrat_env.agents import SB3Agent
     from quadrat_env.agents.evaluate import evaluate
-    from quadrat_env.experiments import checkpoint, ppo_jax, td_jax
+    from quadrat_env.experiments import ppo_jax, td_jax
     from quadrat_env.experiments.benchmark import MODEL_BATCH
-    from quadrat_env.experiments.jax_learners import run as jax_run
+    from quadrat_env.experiments.common import checkpoint
+    from quadrat_env.experiments.common.jax_learners import run as jax_run
 
 LEARNERS = {ppo_jax.METHOD: ppo_jax.PPO_JAX, td_jax.METHOD: td_jax.TD_JAX}
 BATCH = MODEL_BATCH  # deals side by side, as the benchmark plays a model

@@ -18,7 +18,7 @@ from typing import Any
 def studies() -> Iterator[ModuleType]:
     package = importlib.import_module("quadrat_env.experiments")
     for info in pkgutil.iter_modules(package.__path__):
-        if info.ispkg:
+        if info.ispkg and info.name != "common":  # what the commands share is no study
             yield importlib.import_module(f"quadrat_env.experiments.{info.name}")
 
 

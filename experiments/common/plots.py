@@ -83,7 +83,7 @@ def model_curves(models: Path, stem: str, window: int = 2000) -> list[tuple[str,
     where published, else the rolling win rate of its Monitor log's training games. From labels, x is
     epochs over the labelled positions (imitate's ``rounds.json``); such labels start with "imitating"."""
     from quadrat_env.experiments.benchmark import learned_from
-    from quadrat_env.experiments.committed import published_seed
+    from quadrat_env.experiments.common.committed import published_seed
 
     game, kind = stem.split("-", 1)
     seed = published_seed(models, stem)

@@ -24,8 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from gymnasium.utils import seeding
 from quadrat_env.agents.evaluate import wilson
-from quadrat_env.experiments import checkpoint
-from quadrat_env.experiments.runs import StopAtBoundary, on_stop_signals
+from quadrat_env.experiments.common import checkpoint
+from quadrat_env.experiments.common.runs import StopAtBoundary, on_stop_signals
 
 from quadrat_env import seeds
 from quadrat_env.core.jax_core import pack_indices

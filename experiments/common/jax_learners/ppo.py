@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.jax_learners.run import Stats, play_greedy, repeat, reset_ended
+from quadrat_env.experiments.common.jax_learners.run import Stats, play_greedy, repeat, reset_ended
 
 from quadrat_env.functional import make
 

@@ -1,6 +1,6 @@
 """First use: seconds from ``import quadrat_env`` to the first step, in fresh processes.
 
-    python -m quadrat_env.experiments.startup                  # every ID, 3 runs each, about a minute
+    python -m quadrat_env.experiments.checks.startup                  # every ID, 3 runs each, about a minute
 
 Each run is a new interpreter that imports gymnasium and quadrat_env, makes one ID, resets and steps
 once. "cold": with an empty compiled-code cache (the first use on a machine: numba compiles what

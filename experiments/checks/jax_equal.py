@@ -1,6 +1,6 @@
 """Play every ID's JAX rules beside its compiled rules on the same decks and check every step.
 
-    python -m quadrat_env.experiments.jax_equal --deals 10000        # every ID, random and greedy play
+    python -m quadrat_env.experiments.checks.jax_equal --deals 10000        # every ID, random and greedy play
 
 For each deck both backends start from the same deal; at every step the observation (float32, bit
 for bit), the legal-action mask, the reward (float32), termination, the win flag and the cards left
@@ -139,7 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = check_all(args.deals, args.seed, args.chunk, quadrat_env.ENV_IDS)
     wrong = sum(sum(r["disagreements"].values()) for r in rows)
     device = jax.devices()[0]
-    summary = {"command": "python -m quadrat_env.experiments.jax_equal " + " ".join(argv or sys.argv[1:]),
+    command = "python -m quadrat_env.experiments.checks.jax_equal " + " ".join(argv or sys.argv[1:])
+    summary = {"command": command,
                "jax": jax.__version__, "device": f"{device.platform}: {device.device_kind}", "results": rows,
                "disagreements": wrong}  # fmt: skip
     if args.out is not None:

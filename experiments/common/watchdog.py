@@ -1,8 +1,8 @@
 """Outlive a parent process just long enough to end what it started.
 
-``python -m quadrat_env.experiments.watchdog PID`` notes, twice a second, every process descended
+``python -m quadrat_env.experiments.common.watchdog PID`` notes, twice a second, every process descended
 from PID; once PID is gone (killed with SIGKILL, say), it kills the processes it last saw and exits.
-The Ray path of ``quadrat_env.experiments.parallel`` starts one beside a local Ray instance,
+The Ray path of ``quadrat_env.experiments.common.parallel`` starts one beside a local Ray instance,
 whose agent processes otherwise outlive a killed driver (they watch the raylet, which stays a
 zombie until it is reaped). Linux only (it reads /proc); elsewhere it exits at once.
 """
@@ -51,10 +51,10 @@ def watch(parent: int, interval: float = 0.5) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args in (["--help"], ["-h"]):
-        print("usage: python -m quadrat_env.experiments.watchdog PID  (started by the worker pools)")
+        print("usage: python -m quadrat_env.experiments.common.watchdog PID  (started by the worker pools)")
         return 0
     if len(args) != 1 or not args[0].isdigit():
-        print("usage: python -m quadrat_env.experiments.watchdog PID", file=sys.stderr)
+        print("usage: python -m quadrat_env.experiments.common.watchdog PID", file=sys.stderr)
         return 2
     if sys.platform.startswith("linux"):
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C to the group is the parent's to handle

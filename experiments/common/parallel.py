@@ -65,7 +65,7 @@ def _run_on_ray(fn: Callable[..., Any], tasks: Sequence[Any], jobs: int, address
     if started:
         local = address == "local"
         if local:  # ends the local instance's processes if this one is killed outright
-            watchdog = subprocess.Popen([sys.executable, "-m", "quadrat_env.experiments.watchdog",
+            watchdog = subprocess.Popen([sys.executable, "-m", "quadrat_env.experiments.common.watchdog",
                                          str(os.getpid())], stdin=subprocess.DEVNULL)  # fmt: skip
         ray.init(address=None if local else address, num_cpus=jobs if local else None,
                  include_dashboard=False, log_to_driver=False, configure_logging=False)  # fmt: skip

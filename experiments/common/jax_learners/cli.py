@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from quadrat_env.experiments.checkpoint import CheckpointError
-from quadrat_env.experiments.jax_learners import run as jax_run
-from quadrat_env.experiments.runs import check_flags, open_run_dir
+from quadrat_env.experiments.common.checkpoint import CheckpointError
+from quadrat_env.experiments.common.jax_learners import run as jax_run
+from quadrat_env.experiments.common.runs import check_flags, open_run_dir
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write
@@ -49,9 +49,20 @@ class Learner:
                                  checkpoint_minutes, self.export)  # fmt: skip
 
 
+def shipped(path: Path | None, folder: Path) -> Path | None:
+    """``path``, or where it is no file but a bare name, the shipped ``folder/<name>.yml``."""
+    if path is None or path.exists() or len(path.parts) > 1:
+        return path
+    found = folder / (path.name if path.suffix == ".yml" else f"{path.name}.yml")
+    return found if found.is_file() else path
+
+
 def parser(learner: Learner) -> argparse.ArgumentParser:
-    command = f"{__package__.rpartition('.')[0]}.{learner.name}"  # quadrat_env.experiments.<name>
-    p = argparse.ArgumentParser(prog=f"python -m {command}", description=learner.description)
+    # as typed: "quadrat train" (experiments.cli names it so), else python -m quadrat_env.experiments.<name>
+    typed = sys.argv[0] if sys.argv[0].startswith("quadrat ") else None
+    module = f"quadrat_env.experiments.{learner.name}"
+    prog = typed or f"python -m {module}"
+    p = argparse.ArgumentParser(prog=prog, description=learner.description)
     p.add_argument("--env", help="env ID or its short name (Zudecken32, Zudecken, ...)")
     p.add_argument("--seed", type=int, nargs="+", default=[0], metavar="SEED",
                    help="one seed, or several: trained together as one program (for a GPU, where "
@@ -62,7 +73,9 @@ def parser(learner: Learner) -> argparse.ArgumentParser:
     p.add_argument("--eval-every", type=int, metavar="MOVES", help="override eval_every from the YAML")
     p.add_argument("--eval-deals", type=int, help="override eval_deals from the YAML")
     p.add_argument("--test-deals", type=int, help="override test_deals from the YAML (0: none)")
-    p.add_argument("--hyperparams", type=Path, help=f"YAML file (default: {learner.hyperparams.name})")
+    p.add_argument("--hyperparams", type=Path,
+                   help=f"YAML file, or a shipped one by name (ppo_jax_cpu: small settings for a CPU; "
+                        f"default: {learner.hyperparams.name})")  # fmt: skip
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                    help="override a YAML setting (the value read as YAML), repeatable")  # fmt: skip
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
@@ -92,7 +105,7 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         overrides = {**assignments(args.settings), "n_moves": args.moves, "n_envs": args.n_envs,
                      "eval_every": args.eval_every, "eval_deals": args.eval_deals,
                      "test_deals": args.test_deals}  # fmt: skip
-        path = args.hyperparams or learner.hyperparams
+        path = shipped(args.hyperparams, learner.hyperparams.parent) or learner.hyperparams
         settings = [learner.settings.load(env_id, seed, path, **overrides) for seed in args.seed]
         try:
             learner.core(settings[0])  # the game, the network and its sizes
