@@ -200,13 +200,14 @@ def _share(row: dict[str, Any], best: float | None) -> str:
     )
 
 
-def markdown(result: dict[str, Any]) -> str:
+def markdown(result: dict[str, Any], per_seed: bool = True) -> str:
+    """Every row, then each learned kind over its seeds (``per_seed=False``: that summary only)."""
     from quadrat_env.experiments.seed_rows import learned_summary
 
     head = ("| env | agent | deals | win rate | 95% CI (Wilson) | of the exact optimum | mean cards left "
             "| illegal-action rate | seconds |\n|---|---|---:|---:|---|---:|---:|---:|---:|")  # fmt: skip
     lines, optimum = [head], exact_optima(result)
-    rows = result["rows"]
+    rows = [r for r in result["rows"] if per_seed or "train_seed" not in r]
     for i, r in enumerate(rows):
         name = learned_label(r["agent"], r.get("learned_from")) if "algo" in r else r["agent"]
         name = f"bound: {name}" if "stock" in name else name  # sees the stock: no player
@@ -350,6 +351,7 @@ def _plots(args: argparse.Namespace, result: dict[str, Any]) -> dict[Path, bytes
         win_rates(result, Path(scratch) / "win_rates.png", exact_optima(result))
         optimum = {env_name(env_id): value for env_id, value in exact_optima(result).items()}
         learning_curves(args.models, Path(scratch) / "learning_curves.png", optimum)
+        studies.figures(result, Path(scratch))  # the Zudecken study's share of the optimum, ...
         return {args.out / p.name: p.read_bytes() for p in Path(scratch).glob("*.png")}
 
 
@@ -375,7 +377,14 @@ def _run(args: argparse.Namespace, argv: list[str] | None) -> int:
         how = "python -m quadrat_env.experiments.benchmark " + " ".join(argv or sys.argv[1:])
         if args.tables_only:  # the figures are the earlier run's: its command stays named
             how = generated_by(PAGE.read_text(encoding="utf-8"), MARKERS) or how
-        changes[PAGE] = updated_page(PAGE.read_text(encoding="utf-8"), table, how, MARKERS, PAGE).encode()
+        short = (
+            markdown(result, per_seed=False)
+            + f"\nEvery training seed's row: `{args.out / 'benchmark.md'}`.\n"
+        )
+        page = updated_page(PAGE.read_text(encoding="utf-8"), short, how, MARKERS, PAGE)
+        for markers, text in studies.page_sections(result):  # the Zudecken table, ...
+            page = updated_page(page, text, how, markers, PAGE)
+        changes[PAGE] = page.encode()
         readme = README.read_text(encoding="utf-8")
         for markers, text in studies.readme_sections(result):  # the Zudecken headline, ...
             readme = updated_page(readme, text, how, markers, README)

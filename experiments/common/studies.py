@@ -1,9 +1,11 @@
 """The studies of one game (subpackages of ``experiments/``, such as ``experiments/zudecken/``),
 found by walking the folder, so that the shared commands never name a game.
 
-A study's ``__init__`` may define ``readme_sections(result)``: the README sections the benchmark's
-``--update-docs`` writes from its result, as ``[((start marker, end marker), markdown), ...]``, and
-``exact_optima()``: the exact optimal win rates its committed results hold, ``{env ID: rate}``.
+A study's ``__init__`` may define ``readme_sections(result)`` and ``page_sections(result)``: the
+README's and the benchmark page's sections that the benchmark's ``--update-docs`` writes from its
+result, as ``[((start marker, end marker), markdown), ...]``; ``figures(result, folder)``: the PNGs
+it draws from a result beside the benchmark's own; ``exact_optima()``: the exact optimal win rates
+its committed results hold, ``{env ID: rate}``; ``COMMANDS``: its commands in ``quadrat``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -26,6 +29,19 @@ def readme_sections(result: dict[str, Any]) -> list[tuple[tuple[str, str], str]]
     """Every study's README sections for a benchmark result."""
     return [section for study in studies() if hasattr(study, "readme_sections")
             for section in study.readme_sections(result)]  # fmt: skip
+
+
+def page_sections(result: dict[str, Any]) -> list[tuple[tuple[str, str], str]]:
+    """Every study's sections of the benchmark page for a benchmark result."""
+    return [section for study in studies() if hasattr(study, "page_sections")
+            for section in study.page_sections(result)]  # fmt: skip
+
+
+def figures(result: dict[str, Any], folder: Path) -> None:
+    """Every study's figures of a benchmark result, drawn into ``folder``."""
+    for study in studies():
+        if hasattr(study, "figures"):
+            study.figures(result, folder)
 
 
 def exact_optima() -> dict[str, float]:

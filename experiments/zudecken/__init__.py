@@ -18,10 +18,25 @@ RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
 def readme_sections(result: dict[str, Any]) -> list[tuple[tuple[str, str], str]]:
-    """The README's headline table from a benchmark result (``.headline``)."""
-    from quadrat_env.experiments.zudecken.headline import HEADLINE, headline
+    """The README's headline from a benchmark result: the figure of each player's share of the
+    optimum (``figures`` draws it) and what it shows (``.headline``)."""
+    from quadrat_env.experiments.zudecken.headline import HEADLINE, readme_figure
 
-    return [(HEADLINE, headline(result))]
+    return [(HEADLINE, readme_figure(result))]
+
+
+def page_sections(result: dict[str, Any]) -> list[tuple[tuple[str, str], str]]:
+    """The benchmark page's Zudecken table: every player's win rate beside the exact optimum."""
+    from quadrat_env.experiments.zudecken.headline import TABLE, headline
+
+    return [(TABLE, headline(result))]
+
+
+def figures(result: dict[str, Any], folder: Path) -> None:
+    """The study's figures of a benchmark result, drawn into ``folder``."""
+    from quadrat_env.experiments.zudecken.headline import FIGURE, share_figure
+
+    share_figure(result, folder / FIGURE)
 
 
 def exact_optima(results: Path = RESULTS) -> dict[str, float]:

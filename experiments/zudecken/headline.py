@@ -1,4 +1,5 @@
-"""The README's headline: each Zudecken player's win rate beside the exact optimum where known.
+"""The Zudecken headline: each player's win rate beside the exact optimum where known (the benchmark
+page's table) and its share of the optimum (the README's figure).
 
 Every figure has its spread beside it: a player's 95% Wilson interval over the deals; for a learned
 player, its training seeds' interquartile mean with a 95% stratified bootstrap interval (rliable,
@@ -10,11 +11,13 @@ The benchmark (``--update-docs``) asks every study for its README sections
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from quadrat_env.registry import short_name as env_name
 
-HEADLINE = ("<!-- headline:start -->", "<!-- headline:end -->")
+HEADLINE = ("<!-- headline:start -->", "<!-- headline:end -->")  # the README's figure and its words
+TABLE = ("<!-- zudecken:start -->", "<!-- zudecken:end -->")  # the benchmark page's table
 IDS = ("quadrat_env/Zudecken-v0", "quadrat_env/Zudecken32-v0")
 #: The Zudecken players, best last: agents by name, and learned agents by (kind, what they learned
 #: from) -> label. Only reinforcement learning learns from the reward (sparse unless the label says
@@ -95,7 +98,7 @@ def _share(player: Any, value: Rate | None, best: float | None) -> str:
 
 
 def headline(result: dict[str, Any]) -> str:
-    """The README's table: each Zudecken player's win rate beside the exact optimum where known."""
+    """The benchmark page's table: each Zudecken player's win rate beside the exact optimum where known."""
     ids = [i for i in IDS if any(r["env_id"] == i for r in result["rows"])]
     rate = _rates(result)
     from quadrat_env.experiments.benchmark import exact_optima
@@ -116,3 +119,72 @@ def headline(result: dict[str, Any]) -> str:
     ]
     lines.append("| **exact optimum** | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+#: The figure's short names of the players (the table's labels say more).
+SHORT: dict[str | tuple[str, str], str] = {
+    "random": "random",
+    "greedy": "greedy",
+    ("ppo", "the reward"): "PPO (MLP)",
+    ("ppo", "the dense reward"): "PPO, dense reward (MLP)",
+    ("ppo_jax", "the reward"): "PPO in JAX (MLP)",
+    ("ppo_jax_afterstates", "the reward"): "PPO in JAX (afterstate policy)",
+    ("maskable_ppo", "the reward"): "MaskablePPO (MLP)",
+    ("rl", "the reward"): "TD(0) from the reward",
+    ("td_ppo", "the reward"): "MaskablePPO from TD(0)",
+    ("maskable_ppo", "a clairvoyant solver's labels"): "imitating a clairvoyant solver",
+    ("maskable_ppo", "exact values"): "imitating the exact values",
+    "planner": "planner (sampling search)",
+    "optimal": "optimal policy",
+}
+FIGURE = "zudecken_share.png"
+
+
+def share_figure(result: dict[str, Any], path: Path) -> None:
+    """Each player's share of the exact optimum with its 95% interval, a marker a pack: the README's
+    figure (the bound that sees the stock is no player, and packs without a known optimum are left out)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no screen
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from quadrat_env.experiments.benchmark import exact_optima
+
+    from quadrat_env.files import atomic_path
+
+    rate, optimum = _rates(result), exact_optima(result)
+    ids = [i for i in IDS if i in optimum]
+    players = [p for p in SHORT if any((i, p) in rate for i in ids)]
+    fig, ax = plt.subplots(figsize=(6.4, 1.3 + 0.36 * len(players)), layout="constrained")
+    for k, (env_id, marker) in enumerate(zip(ids, "os", strict=False)):
+        best = optimum[env_id]
+        shown = [(y, rate[env_id, p]) for y, p in enumerate(players) if (env_id, p) in rate]
+        ys = [y + (k - (len(ids) - 1) / 2) * 0.28 for y, _ in shown]
+        share = np.array([v.mean for _, v in shown]) / best * 100
+        spread = np.array([[v.mean - v.low, v.high - v.mean] for _, v in shown]).T / best * 100
+        ax.errorbar(share, ys, xerr=np.clip(spread, 0, None), fmt=marker, ms=5, capsize=3,
+                    label=f"{env_name(env_id)} (optimum {best:.2%})")  # fmt: skip
+    ax.axvline(100, color="tab:red", ls="--", lw=1)
+    ax.set_yticks(range(len(players)), [SHORT[p] for p in players], fontsize=10)
+    ax.invert_yaxis()
+    ax.set_xlabel("share of the exact optimum, % (95% interval)", fontsize=10)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=9, loc="lower left")  # the bottom rows sit near 100%
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+
+
+def readme_figure(result: dict[str, Any]) -> str:
+    """The README's section: the figure, and what it shows in two sentences."""
+    from quadrat_env.experiments.benchmark import exact_optima
+
+    optimum = exact_optima(result)
+    known = ", ".join(f"{env_name(i)} {optimum[i]:.2%}" for i in IDS if i in optimum)
+    return (
+        f"![Each Zudecken player's share of the exact optimum](results/{FIGURE})\n\n"
+        f"Each player's win rate on the held-out deals as a share of the exact optimum ({known}), "
+        "with its 95% interval: over the deals, or for a learned player over its training seeds "
+        "(the interquartile mean's bootstrap interval). The table with every win rate is on the "
+        "[benchmark](docs/benchmark.md#zudecken-every-player-beside-the-optimum) page.\n"
+    )

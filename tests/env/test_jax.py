@@ -29,6 +29,17 @@ def decks(env_id, n, seed=0):
 
 def test_every_id_has_a_jax_twin():
     assert jax_env_ids() == tuple(jax_id(i) for i in IDS)
+
+
+@pytest.mark.parametrize("env_id", jax_env_ids())
+def test_gymnasiums_checker_passes_every_jax_id(env_id):
+    """What a user runs first on a new env: Gymnasium's ``check_env`` (it needs array-api-compat,
+    which the ``jax`` extra installs)."""
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(env_id)
+    check_env(env.unwrapped, skip_render_check=True)
+    env.close()
     assert all(i.startswith("quadrat_env_jax/") for i in jax_env_ids())
 
 

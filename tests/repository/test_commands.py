@@ -59,3 +59,67 @@ def _takes_argv(main) -> bool:  # noqa: ANN001
     import inspect
 
     return bool(inspect.signature(main).parameters)
+
+
+#: ``quadrat <command>`` as the pages write it (in code: at a line's start or after a space, a
+#: backtick or a bracket), and ``--algo`` after ``quadrat train``.
+TOOL = re.compile(r"(?:^|(?<=[\s`(]))quadrat ([a-z][\w-]*)((?: [^\s`]+)*)", re.M)
+
+
+def tool_commands() -> dict[str, list[str]]:
+    """Each ``quadrat`` subcommand (``train --algo A`` as ``train:A``) the README and docs name -> where."""
+    out: dict[str, list[str]] = {}
+    for path in (p for p in TEXTS if p.suffix != ".py"):
+        for found in TOOL.finditer(path.read_text(encoding="utf-8")):
+            name, rest = found.group(1), found.group(2).split()
+            algo = rest[rest.index("--algo") + 1] if "--algo" in rest[:-1] else ""
+            if name == "train" and algo.islower() and "|" not in algo:  # not a placeholder (ALGO, a|b)
+                name += ":" + algo
+            out.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    return out
+
+
+TOOL_COMMANDS = tool_commands()
+
+
+def test_the_docs_show_the_tool():
+    assert {"train:ppo_jax", "bench", "play"} <= set(TOOL_COMMANDS)
+
+
+@pytest.mark.parametrize("name", sorted(TOOL_COMMANDS))
+def test_each_quadrat_command_the_docs_name_exists(name):
+    from quadrat_env.experiments import cli
+
+    command, _, algo = name.partition(":")
+    assert command in cli.commands(), f"quadrat {command}, shown in {TOOL_COMMANDS[name]}, does not exist"
+    assert not algo or algo in cli.TRAIN, (
+        f"quadrat train --algo {algo} ({TOOL_COMMANDS[name]}) does not exist"
+    )
+
+
+def shown_trainings() -> list[tuple[str, str, str]]:
+    """(algo, env ID, settings file) of each ``quadrat train --algo A --env E`` line the pages show."""
+    from quadrat_env.registry import resolve_id
+
+    found = []
+    for path in (p for p in TEXTS if p.suffix != ".py"):
+        for match in TOOL.finditer(path.read_text(encoding="utf-8")):
+            rest = match.group(2).split()
+            if match.group(1) != "train" or not {"--algo", "--env"} <= set(rest[:-1]):
+                continue
+            algo, env = rest[rest.index("--algo") + 1], rest[rest.index("--env") + 1]
+            if not algo.islower() or env.isupper():  # a placeholder: quadrat train --algo ALGO --env ID
+                continue
+            settings = rest[rest.index("--hyperparams") + 1] if "--hyperparams" in rest[:-1] else algo
+            found.append((algo, resolve_id(env), settings))
+    return found
+
+
+@pytest.mark.parametrize("algo, env_id, settings", sorted(set(shown_trainings())))
+def test_each_training_the_docs_show_has_its_settings(algo, env_id, settings):
+    """A shown ``quadrat train`` line finds its env in the settings file it reads (no entry: it stops)."""
+    import yaml
+
+    folder = ROOT / "experiments" / "hyperparams"
+    entries = yaml.safe_load((folder / f"{settings}.yml").read_text())
+    assert env_id in entries, f"quadrat train --algo {algo} --env {env_id}: no entry in {settings}.yml"

@@ -51,12 +51,13 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE]-?\d+)?")
 
 @cache
 def recorded() -> frozenset[float]:
-    """Every number in the committed records and in the README headline made from them."""
+    """Every number in the committed records and in the docs' sections made from them."""
     from quadrat_env.experiments.common import studies
 
     texts = [f.read_text(errors="ignore") for top in RECORDS for f in top.rglob("*") if f.suffix in TEXT]
     result = json.loads((ROOT / "results" / "benchmark.json").read_text())
     texts += [text for _, text in studies.readme_sections(result)]  # the README's generated sections
+    texts += [text for _, text in studies.page_sections(result)]  # and the benchmark page's
     numbers = set()
     for text in texts:
         text = re.sub(r"(?<=\d),(?=\d{3}\b)", "", text)  # 10,000 -> 10000; CSV commas stay

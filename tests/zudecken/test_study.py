@@ -16,18 +16,34 @@ ROOT = Path(__file__).resolve().parents[2]
 ZU = "quadrat_env/Zudecken-v0"
 
 
-def test_the_readme_headline_is_the_benchmarks_zudecken_table():
+def test_the_headline_table_and_figure_are_the_benchmarks():
     import json
 
     result = json.loads((ROOT / "results" / "benchmark.json").read_text())
-    from quadrat_env.experiments.zudecken.headline import HEADLINE, headline
+    from quadrat_env.experiments.zudecken.headline import FIGURE, HEADLINE, TABLE, headline, readme_figure
 
     table = headline(result)
-    readme = (ROOT / "README.md").read_text()
-    start, end = (readme.index(m) for m in HEADLINE)
-    assert table in readme[start:end]  # what the committed results give, as committed
+    page = (ROOT / "docs" / "benchmark.md").read_text()
+    start, end = (page.index(m) for m in TABLE)
+    assert table in page[start:end]  # what the committed results give, as committed
     best = json.loads((ROOT / "results" / "zudecken_optimum.json").read_text())["exact"]
     assert f"| **exact optimum** | {best:.2%} | 100% | 62.29% | 100% |" in table
+    readme = (ROOT / "README.md").read_text()
+    start, end = (readme.index(m) for m in HEADLINE)
+    assert readme_figure(result) in readme[start:end] and f"results/{FIGURE}" in readme[start:end]
+    assert (ROOT / "results" / FIGURE).stat().st_size > 10_000
+
+
+def test_the_figure_draws_a_share_of_the_optimum_a_pack(tmp_path):
+    import json
+
+    from quadrat_env.experiments.zudecken import figures
+
+    result = json.loads((ROOT / "results" / "benchmark.json").read_text())
+    figures(result, tmp_path)
+    from PIL import Image
+
+    assert Image.open(tmp_path / "zudecken_share.png").size[0] == 704  # 6.4 in at 110 dpi: the docs' width
 
 
 def test_every_kind_of_model_learned_from_the_reward_has_a_headline_row():
