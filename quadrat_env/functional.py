@@ -62,4 +62,22 @@ def make_vector_env(env_id: str, num_envs: int = 1, **kwargs: Any) -> Any:
     return PatienceJaxVectorEnv(env_id, num_envs=num_envs, **kwargs)
 
 
-__all__ = ["ENV_KWARGS", "make", "make_env", "make_vector_env"]
+def deck_pool(env: Any, key: Any, size: int) -> Any:
+    """``size`` shuffled decks of ``env`` drawn ahead (``quadrat_env.core.jax_pool.DeckPool``), for
+    ``auto_reset``: a pool of a few times the batch's rows is drawn anew every few steps."""
+    _need_jax("quadrat_env.functional.deck_pool")
+    from quadrat_env.core.jax_pool import deck_pool as draw
+
+    return draw(env, key, size)
+
+
+def auto_reset(env: Any, state: Any, ended: Any, pool: Any) -> tuple[Any, Any]:
+    """A batch of states (rows first) whose rows where ``ended`` start a new deal from ``pool``, and
+    the pool less the decks it gave: fresh deals at the cost of the deals that ended, not of every
+    row (``quadrat_env.core.jax_pool``); use inside ``jit``, as pgx's ``auto_reset``."""
+    from quadrat_env.core.jax_pool import auto_reset as reset
+
+    return reset(env, state, ended, pool)
+
+
+__all__ = ["ENV_KWARGS", "auto_reset", "deck_pool", "make", "make_env", "make_vector_env"]

@@ -27,6 +27,7 @@ from gymnasium.vector import AutoresetMode
 from quadrat_env.core.checks import is_seed, whole
 from quadrat_env.core.env import ENV_KWARGS, check_options
 from quadrat_env.core.jax_core import JaxPatience, State, pack_indices
+from quadrat_env.core.jax_pool import DeckPool, auto_reset, deck_pool
 from quadrat_env.core.rules import IllegalMove
 from quadrat_env.core.vector import RESET_OPTIONS as VECTOR_OPTIONS
 from quadrat_env.registry import compiled_id, rules_for, spec_for
@@ -173,6 +174,11 @@ def _plain(info: dict[str, Any]) -> dict[str, Any]:
             "illegal_action": bool(info["illegal_action"]), "won": bool(info["won"])}  # fmt: skip
 
 
+#: A batched env's pool holds this many decks a row: drawn anew about every ``POOL_ROUNDS - 1``
+#: steps' worth of ended deals (under random play, Zudecken: about every 36 steps).
+POOL_ROUNDS = 4
+
+
 class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
     """N deals on the JAX rules, stepped in one jitted call (``gym.make_vec("quadrat_env_jax/...",
     num_envs=N)``), autoreset on the next step as the compiled batched env does."""
@@ -187,8 +193,8 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
                          metadata=self.metadata)  # fmt: skip
         self._pack = np.array(self.game.pack, dtype=np.int64)
         self._reset_rows = jax.jit(self._reset_rows_fn)
-        self._step = jax.jit(self._step_fn)
-        self._started = False
+        self._step, self._infos_of = jax.jit(self._step_fn), jax.jit(self._infos_fn)
+        self._started, self._pool = False, None
 
     def _reset_rows_fn(self, state: State, key: jax.Array, decks: jax.Array, given: jax.Array,
                        rows: jax.Array) -> tuple[State, jax.Array]:  # fmt: skip
@@ -197,11 +203,12 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         new = _rows(rows, fresh, state)
         return new, jax.vmap(self.core.observe)(new)
 
-    def _step_fn(self, state: State, actions: jax.Array, key: jax.Array, done: jax.Array) -> tuple:
+    def _step_fn(self, state: State, actions: jax.Array, pool: DeckPool, done: jax.Array) -> tuple:
         stepped = jax.vmap(self.core.step)(state, actions)
-        fresh = jax.vmap(self.core.init)(jax.random.split(key, self.num_envs))
-        new = _rows(done, fresh, stepped)  # an env that ended last step starts a new deal now
-        return new, jax.vmap(self.core.observe)(new)
+        # an env that ended last step starts a new deal now, from decks drawn ahead: a shuffle for
+        # each env that ended, not for every env (quadrat_env.core.jax_pool)
+        new, pool = auto_reset(self.core, stepped, done, pool)
+        return new, jax.vmap(self.core.observe)(new), pool
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
         """Deal every env (or those in ``options["reset_mask"]``); ``options``: ``"deck"`` (one deck
@@ -218,8 +225,10 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         decks = np.zeros((n, self.game.pack_size), dtype=np.int64)
         for i, d in enumerate(listed):
             decks[i] = self._pack if d is None else d
-        if seed is not None:
-            self.rng = _key(int(seed))
+        if seed is not None or self._pool is None:
+            self.rng = self.rng if seed is None else _key(int(seed))
+            draw, self.rng = jax.random.split(self.rng)
+            self._pool = deck_pool(self.core, draw, POOL_ROUNDS * n)
         key, self.rng = jax.random.split(self.rng)
         state = (
             self.state
@@ -239,14 +248,15 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         n, a = self.num_envs, self.core.num_actions
         if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= a)).any():
             raise ValueError(f"actions must be {n} integers in 0..{a - 1}, got {actions!r}")
-        key, self.rng = jax.random.split(self.rng)
-        state, obs = self._step(self.state, jnp.asarray(acts, dtype=jnp.int32), key, self.prev_done)
+        state, obs, pool = self._step(
+            self.state, jnp.asarray(acts, dtype=jnp.int32), self._pool, self.prev_done
+        )
         if self.core.illegal_action == "raise" and bool(jnp.any(state.illegal & ~self.prev_done)):
             row = int(jnp.argmax(state.illegal & ~self.prev_done))
             legal = np.flatnonzero(np.asarray(self.state.legal_action_mask[row])).tolist()
             raise IllegalMove(f"{self.game.name}: action {int(acts[row])} of env {row} is not legal now; "
                               f"legal actions: {legal}")  # fmt: skip
-        self.state = state
+        self.state, self._pool = state, pool
         self.prev_done = state.terminated | state.truncated
         self.steps = state.elapsed
         return obs, state.reward, state.terminated, state.truncated, self._infos()
@@ -261,10 +271,12 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         return self.state.legal_action_mask | self.prev_done[:, None]
 
     def _infos(self) -> dict[str, Any]:
-        info = {
-            **PatienceFuncEnv.state_info(self.func_env, self.state),
-            "action_mask": self._masks().astype(jnp.int8),
-        }
+        return self._infos_of(self.state, self.prev_done)
+
+    def _infos_fn(self, state: State, prev_done: jax.Array) -> dict[str, Any]:
+        """The infos of a step, in one jitted call (op by op they cost about as much as the step)."""
+        masks = state.legal_action_mask | prev_done[:, None]
+        info = {**PatienceFuncEnv.state_info(self.func_env, state), "action_mask": masks.astype(jnp.int8)}
         present = jnp.ones(self.num_envs, dtype=bool)
         return {**info, **{"_" + key: present for key in info}}
 

@@ -46,11 +46,10 @@ AFTERSTATES = {
 def test_sampled_actions_are_always_legal(env_id, policy):
     learner = JaxPPO(small(env_id=env_id, **policy))
     carry, step = learner.init(), jax.jit(learner._step)
-    env, keys = carry.env, jax.random.split(jax.random.key(1), 40)
+    env, pool, keys = carry.env, carry.pool, jax.random.split(jax.random.key(1), 40)
     for key in keys:  # 40 moves on 64 deals, new deals dealt as old ones end
-        new_env, t, _ = step(carry.params, env, key)
+        env, pool, t, _ = step(carry.params, env, pool, key)
         assert np.asarray(t.mask)[np.arange(64), np.asarray(t.action)].all()
-        env = new_env
 
 
 def test_a_tiny_run_learns_and_its_model_plays_as_the_jax_policy(tmp_path):

@@ -19,10 +19,17 @@ PAGES = sorted(
 ) + [ROOT / "README.md"]
 
 
-def test_the_site_builds_in_strict_mode(tmp_path):
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The site, built once in strict mode for this file's tests (each build takes seconds)."""
+    tmp_path = tmp_path_factory.mktemp("docs")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")]
-    out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    return tmp_path, subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_the_site_builds_in_strict_mode(built):
+    tmp_path, out = built
     assert out.returncode == 0, out.stderr[-4000:]
     for env_page in ("Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"):
         html = (tmp_path / "site" / "environments" / env_page / "index.html").read_text()
@@ -57,12 +64,9 @@ def test_the_python_examples_of_a_page_run(page, tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
 
 
-def test_the_api_contents_name_each_entry_once(tmp_path):
-    import re
-
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    command = [sys.executable, "-m", "mkdocs", "build", "-q", "-d", str(tmp_path / "site")]
-    subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env, timeout=600, check=True)
+def test_the_api_contents_name_each_entry_once(built):
+    tmp_path, out = built
+    assert out.returncode == 0, out.stderr[-4000:]
     html = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     html = html[html.rindex("md-nav--secondary") :]  # the side bar's contents (the menu repeats them)
     entries = re.findall(

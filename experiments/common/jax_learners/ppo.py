@@ -20,8 +20,9 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.common.jax_learners.run import Stats, play_greedy, repeat, reset_ended
+from quadrat_env.experiments.common.jax_learners.run import POOL_ROUNDS, Stats, play_greedy, repeat
 
+from quadrat_env.core.jax_pool import DeckPool, auto_reset, deck_pool
 from quadrat_env.functional import make
 
 #: SB3's logit for a masked action.
@@ -94,6 +95,7 @@ class Carry(NamedTuple):
     params: Params
     opt_state: Any
     env: Any
+    pool: DeckPool  # the decks the deals that end take next (quadrat_env.core.jax_pool)
     key: jax.Array  # raw key data (uint32)
     updates: jax.Array
 
@@ -130,8 +132,10 @@ class JaxPPO:
             drawn = self.net.init(jax.random.fold_in(net_key, 1), **self.size)
             params = {k: v for k, v in params.items() if "value_net" in k}
             params.update({AFTERSTATES + k: v for k, v in drawn.items()})
+        env_key, pool_key = jax.random.split(env_key)
         env = jax.vmap(self.core.init)(jax.random.split(env_key, self.s.n_envs))
-        return Carry(params, self.optimizer.init(params), env, jax.random.key_data(key), jnp.int32(0))
+        pool = deck_pool(self.core, jax.random.key_data(pool_key), POOL_ROUNDS * self.s.n_envs)
+        return Carry(params, self.optimizer.init(params), env, pool, jax.random.key_data(key), jnp.int32(0))
 
     def forward(self, params: Params, obs: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
         """The policy's masked logits and the critic's value of each observation."""
@@ -141,19 +145,20 @@ class JaxPPO:
         logits = self.net.scores(afterstate_weights(params), grids, scored)
         return jnp.where(mask, logits, MASKED), value(params, obs)
 
-    def _step(self, params: Params, env: Any, key: jax.Array) -> tuple[Any, Transition, Stats]:
+    def _step(
+        self, params: Params, env: Any, pool: DeckPool, key: jax.Array
+    ) -> tuple[Any, DeckPool, Transition, Stats]:
         """One sampled move on every deal; a deal that ends is replaced by a new random one."""
-        k_move, k_deal = jax.random.split(key)
+        k_move = key
         obs, mask = jax.vmap(self.core.observe)(env), env.legal_action_mask
         logits, value_now = self.forward(params, obs, mask)
         action = jax.random.categorical(k_move, logits)
         logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
         new = jax.vmap(self.core.step)(env, action)
         done = new.terminated | new.truncated  # a cut-off deal counts as ended (no bootstrap), as PureJaxRL
-        fresh = jax.vmap(self.core.init)(jax.random.split(k_deal, done.shape[0]))
-        env = reset_ended(done, fresh, new)
+        env, pool = auto_reset(self.core, new, done, pool)
         stats = Stats(new.terminated.sum(), new.won.sum(), jnp.float32(0))
-        return env, Transition(obs, mask, action, logp, value_now, new.reward, done), stats
+        return env, pool, Transition(obs, mask, action, logp, value_now, new.reward, done), stats
 
     def _advantages(self, batch: Transition, last_value: jax.Array) -> tuple[jax.Array, jax.Array]:
         """GAE(lambda) over the rollout (time-major); the advantages and the value targets."""
@@ -211,18 +216,20 @@ class JaxPPO:
         """A rollout of ``n_steps`` moves on every deal, then the PPO epochs over it."""
         key, k_epochs, *keys = jax.random.split(jax.random.wrap_key_data(carry.key), self.s.n_steps + 2)
 
-        def play(env: Any, k: jax.Array) -> tuple[Any, tuple[Transition, Stats]]:
-            env, t, stats = self._step(carry.params, env, k)
-            return env, (t, stats)
+        def play(
+            state: tuple[Any, DeckPool], k: jax.Array
+        ) -> tuple[tuple[Any, DeckPool], tuple[Transition, Stats]]:
+            env, pool, t, stats = self._step(carry.params, *state, k)
+            return (env, pool), (t, stats)
 
-        env, (batch, stats) = jax.lax.scan(play, carry.env, jnp.stack(keys))
+        (env, pool), (batch, stats) = jax.lax.scan(play, (carry.env, carry.pool), jnp.stack(keys))
         last_value = value(carry.params, jax.vmap(self.core.observe)(env))
         adv, target = self._advantages(batch, last_value)
         flat = jax.tree_util.tree_map(
             lambda x: x.reshape(self.moves_per_update, *x.shape[2:]), (batch, adv, target)
         )
         params, opt_state, loss = self._epochs(carry.params, carry.opt_state, flat, k_epochs)
-        new = Carry(params, opt_state, env, jax.random.key_data(key), carry.updates + 1)
+        new = Carry(params, opt_state, env, pool, jax.random.key_data(key), carry.updates + 1)
         return new, Stats(stats.deals.sum(), stats.wins.sum(), loss)
 
     def _train(self, carry: Carry, n_updates: jax.Array) -> tuple[Carry, Stats]:

@@ -365,13 +365,9 @@ def play_greedy(core: Any, move_scores: Callable[[Any, Any], jax.Array], params:
     return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
 
 
-def reset_ended(ended: jax.Array, fresh: Any, state: Any) -> Any:
-    """``fresh``'s rows where ``ended``, else ``state``'s (pytrees of arrays with rows first)."""
-
-    def pick(a: jax.Array, b: jax.Array) -> jax.Array:
-        return jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b)
-
-    return jax.tree_util.tree_map(pick, fresh, state)
+#: The learners' deck pools hold this many decks a deal played at once (``quadrat_env.core.jax_pool``):
+#: the pool is drawn anew about every ``POOL_ROUNDS - 1`` moves' worth of ended deals.
+POOL_ROUNDS = 4
 
 
 def carry_arrays(carry: Any) -> dict[str, np.ndarray]:

@@ -14,8 +14,9 @@ import jax
 import jax.numpy as jnp
 import optax
 from quadrat_env.agents.networks import jax_afterstate_network
-from quadrat_env.experiments.common.jax_learners.run import Stats, play_greedy, repeat, reset_ended
+from quadrat_env.experiments.common.jax_learners.run import POOL_ROUNDS, Stats, play_greedy, repeat
 
+from quadrat_env.core.jax_pool import DeckPool, auto_reset, deck_pool
 from quadrat_env.functional import make
 
 
@@ -32,6 +33,7 @@ class Carry(NamedTuple):
     params: dict[str, jax.Array]
     opt_state: Any
     env: Any  # quadrat_env.core.jax_core.State, one row per env
+    pool: DeckPool  # the decks the deals that end take next (quadrat_env.core.jax_pool)
     pending: Pending
     key: jax.Array  # raw key data (uint32), so that a checkpoint stores it as an array
     updates: jax.Array
@@ -56,11 +58,13 @@ class JaxTD:
         key, net_key, env_key = jax.random.split(jax.random.key(self.s.seed), 3)
         params = self.net.init(net_key, **self.size)
         n = self.s.n_envs
+        env_key, pool_key = jax.random.split(env_key)
         env = jax.vmap(self.core.init)(jax.random.split(env_key, n))
+        pool = deck_pool(self.core, jax.random.key_data(pool_key), POOL_ROUNDS * n)
         pending = Pending(jnp.zeros((n, *self.net.afterstate_shape), jnp.float32), jnp.zeros(n, jnp.float32),
                           jnp.zeros(n, bool), jnp.zeros(n, bool))  # fmt: skip
         return Carry(
-            params, self.optimizer.init(params), env, pending, jax.random.key_data(key), jnp.int32(0)
+            params, self.optimizer.init(params), env, pool, pending, jax.random.key_data(key), jnp.int32(0)
         )
 
     def describe(self) -> dict[str, Any]:
@@ -77,13 +81,13 @@ class JaxTD:
         scores = self.net.scores(params, grids, coverable)
         return grids, coverable, jnp.where(env.legal_action_mask, scores, -jnp.inf)
 
-    def _step(self, params: dict[str, jax.Array], env: Any, pending: Pending, key: jax.Array,
-              eps: jax.Array) -> tuple[Any, Pending, tuple[jax.Array, ...], Stats]:  # fmt: skip
+    def _step(self, params: dict[str, jax.Array], env: Any, pool: DeckPool, pending: Pending, key: jax.Array,
+              eps: jax.Array) -> tuple[Any, DeckPool, Pending, tuple[jax.Array, ...], Stats]:  # fmt: skip
         """One move on every deal: targets for the last afterstates, then an epsilon-greedy move."""
         grids, coverable, scores = self._scores(params, env)
         best, value = scores.argmax(1), jax.nn.sigmoid(scores.max(1))
         target = jnp.where(pending.done, pending.reward, value)  # the deal's end, or the next value
-        k_explore, k_move, k_deal = jax.random.split(key, 3)
+        k_explore, k_move = jax.random.split(key)
         n = best.shape[0]
         explore = jax.random.uniform(k_explore, (n,)) < eps
         random_move = (jax.random.uniform(k_move, scores.shape) * env.legal_action_mask).argmax(1)
@@ -94,22 +98,24 @@ class JaxTD:
         new = jax.vmap(self.core.step)(env, action)
         ok = scored & (new.terminated | ~new.truncated)  # a cut-off deal has no target: dropped
         ended = new.terminated | new.truncated
-        fresh = jax.vmap(self.core.init)(jax.random.split(k_deal, n))
-        env = reset_ended(ended, fresh, new)
+        env, pool = auto_reset(self.core, new, ended, pool)
         stats = Stats(new.terminated.sum(), new.won.sum(), jnp.float32(0))
         pending_now = Pending(grids[rows, move], new.reward, ok, new.terminated)
-        return env, pending_now, (pending.x, target, pending.ok), stats
+        return env, pool, pending_now, (pending.x, target, pending.ok), stats
 
     def _update(self, carry: Carry, _: Any) -> tuple[Carry, Stats]:
         """``steps_per_update`` moves on every deal, then one Adam step on their targets."""
         key, *keys = jax.random.split(jax.random.wrap_key_data(carry.key), self.s.steps_per_update + 1)
         eps = self.epsilon(carry.updates)
 
-        def play(state: tuple[Any, Pending], k: jax.Array) -> tuple[tuple[Any, Pending], Any]:
-            env, pending, batch, stats = self._step(carry.params, *state, k, eps)
-            return (env, pending), (batch, stats)
+        def play(
+            state: tuple[Any, DeckPool, Pending], k: jax.Array
+        ) -> tuple[tuple[Any, DeckPool, Pending], Any]:
+            env, pool, pending, batch, stats = self._step(carry.params, *state, k, eps)
+            return (env, pool, pending), (batch, stats)
 
-        (env, pending), ((x, y, ok), stats) = jax.lax.scan(play, (carry.env, carry.pending), jnp.stack(keys))
+        start = (carry.env, carry.pool, carry.pending)
+        (env, pool, pending), ((x, y, ok), stats) = jax.lax.scan(play, start, jnp.stack(keys))
 
         def loss_fn(params: dict[str, jax.Array]) -> jax.Array:
             losses = optax.sigmoid_binary_cross_entropy(self.net.value(params, x), y)
@@ -118,7 +124,7 @@ class JaxTD:
         loss, grads = jax.value_and_grad(loss_fn)(carry.params)
         updates, opt_state = self.optimizer.update(grads, carry.opt_state, carry.params)
         params = optax.apply_updates(carry.params, updates)
-        new = Carry(params, opt_state, env, pending, jax.random.key_data(key), carry.updates + 1)
+        new = Carry(params, opt_state, env, pool, pending, jax.random.key_data(key), carry.updates + 1)
         return new, Stats(stats.deals.sum(), stats.wins.sum(), loss)
 
     def _train(self, carry: Carry, n_updates: jax.Array) -> tuple[Carry, Stats]:

@@ -1,0 +1,77 @@
+"""Fresh deals at the cost of the deals that end: decks drawn ahead, a batch at a time.
+
+Under ``vmap`` both sides of a ``where`` run, so an autoreset written as
+``where(ended, env.init(key), state)`` shuffles a new deck for every env at every step, although
+only the envs whose deal ended need one (under random play about one Zudecken deal in twelve ends
+at a step, one Quadrille deal in a hundred and fifty). ``auto_reset`` instead deals the ended envs
+decks from a ``DeckPool``: ``size`` decks shuffled in one batched call and taken in order, the pool
+drawn anew (one branch of a ``lax.cond``, on the whole batch) when it might not cover the next
+step. Every deck is a uniform random permutation from a key of its own, used once: two envs never
+share one, and the decks follow from the pool's key alone (reproducible from a seed).
+
+Under a ``vmap`` of the whole loop (several seeds as one program) the ``cond`` becomes a select,
+and the pool is drawn anew every step (``size`` shuffles): the same deals, at more cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from quadrat_env.core.checks import whole
+
+
+class DeckPool(NamedTuple):
+    """Decks drawn ahead: ``decks[taken:]`` are the unused ones; ``key`` draws the next pool."""
+
+    decks: jax.Array  # int8[size, pack]: pack indices, index 0 dealt first
+    taken: jax.Array  # int32
+    key: jax.Array  # a PRNG key (uint32[2], as jax.random.PRNGKey makes)
+
+
+def deck_pool(env: Any, key: jax.Array, size: int) -> DeckPool:
+    """A pool of ``size`` shuffled decks of ``env`` (``quadrat_env.functional.make``'s), from ``key``."""
+    whole("size", size, minimum=1)
+    return _draw(env, key, size)
+
+
+def _draw(env: Any, key: jax.Array, size: int) -> DeckPool:
+    key, draw = jax.random.split(key)
+    return DeckPool(shuffled(draw, size, env.rules.pack_size), jnp.int32(0), key)
+
+
+def shuffled(key: jax.Array, size: int, pack: int) -> jax.Array:
+    """``size`` uniform random permutations of ``0 .. pack - 1`` (int8), by Fisher-Yates run on
+    every row at once: ``pack - 1`` swaps, position i with a uniform position j <= i. On a CPU this
+    drew 16,384 decks of 52 in a seventh of the time of ``jax.random.permutation`` under ``vmap``,
+    which sorts every row (9.7 against 72.7 ms)."""
+    picks = jax.random.randint(key, (pack, size), 0, jnp.arange(1, pack + 1)[:, None])  # row i: 0..i
+    rows = jnp.arange(size)
+
+    def swap(k: jax.Array, decks: jax.Array) -> jax.Array:
+        i = pack - 1 - k
+        j = picks[i]
+        here, there = decks[:, i], decks[rows, j]
+        return decks.at[:, i].set(there).at[rows, j].set(here)
+
+    start = jnp.broadcast_to(jnp.arange(pack, dtype=jnp.int8), (size, pack))
+    return jax.lax.fori_loop(0, pack - 1, swap, start)
+
+
+def auto_reset(env: Any, state: Any, ended: jax.Array, pool: DeckPool) -> tuple[Any, DeckPool]:
+    """``state`` (a batch: rows first) with each row where ``ended`` dealt a new deck from ``pool``,
+    the others as they were; and the pool less the decks it gave. The pool holds at least as many
+    decks as rows (a pool drawn for fewer is refused when traced)."""
+    rows, size = ended.shape[0], pool.decks.shape[0]
+    if size < rows:
+        raise ValueError(f"a pool of {size} decks cannot cover {rows} rows ending at once; draw one of "
+                         f"at least {rows}")  # fmt: skip
+    pool = jax.lax.cond(pool.taken + rows > size, lambda p: _draw(env, p.key, size), lambda p: p, pool)
+    slot = pool.taken + jnp.cumsum(ended, dtype=jnp.int32) - 1  # the k-th ended row takes the k-th deck
+    fresh = jax.vmap(env.init_deck)(pool.decks[jnp.where(ended, slot, 0)])
+    new = jax.tree_util.tree_map(
+        lambda a, b: jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b), fresh, state
+    )
+    return new, pool._replace(taken=pool.taken + ended.sum(dtype=jnp.int32))
