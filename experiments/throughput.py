@@ -31,6 +31,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.greedy import GreedyAgent
+from quadrat_env.experiments.common.jax_speed import jax_device, jax_rows, jax_table
 from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 import quadrat_env
@@ -114,78 +115,6 @@ def greedy_deals(env_id: str, deals: int = 100_000, num_envs: int = 4000) -> dic
     seconds = time.perf_counter() - start
     total = per_env * num_envs
     return {"deals": total, "seconds": seconds, "win_rate": wins / total, "steps": steps}
-
-
-def jax_device() -> str:
-    """The device JAX computes on, in words (``gpu: NVIDIA H100 80GB HBM3``, ``cpu: cpu``)."""
-    import jax
-
-    device = jax.devices()[0]
-    return f"{device.platform}: {device.device_kind}"
-
-
-def jax_speed(env_id: str, num_envs: int, seconds: float, fresh: bool, chunk: int = 50) -> float:
-    """Env-steps/s of the JAX rules (``quadrat_env.functional``), random legal moves, ``num_envs``
-    deals in one ``jit(vmap)``, ``chunk`` steps a call under ``lax.scan``. An ended deal starts
-    again in the same step: with ``fresh`` a new shuffle (``init``: what a learner pays), else
-    its own deal replayed (``init_deck``: the rules alone, no shuffle)."""
-    import jax
-    import jax.numpy as jnp
-
-    from quadrat_env.functional import make
-
-    env = make(env_id)
-
-    def one(state: Any, deck: jax.Array, key: jax.Array) -> Any:
-        pick, deal = jax.random.split(key)
-        noise = jax.random.uniform(pick, state.legal_action_mask.shape)
-        state = env.step(state, jnp.argmax(jnp.where(state.legal_action_mask, noise, -1.0)))
-        new = env.init(deal) if fresh else env.init_deck(deck)
-        ended = state.terminated | state.truncated
-        return jax.tree_util.tree_map(lambda a, b: jnp.where(ended, a, b), new, state)
-
-    def body(carry: Any, _: Any) -> Any:
-        state, decks, key = carry
-        key, sub = jax.random.split(key)
-        return (jax.vmap(one)(state, decks, jax.random.split(sub, num_envs)), decks, key), None
-
-    run = jax.jit(lambda carry: jax.lax.scan(body, carry, None, length=chunk)[0])
-    decks = jax.vmap(env.random_deck)(jax.random.split(jax.random.PRNGKey(1), num_envs))
-    carry = run((jax.vmap(env.init_deck)(decks), decks, jax.random.PRNGKey(0)))  # compiles
-    jax.block_until_ready(carry)
-    calls, start = 0, time.perf_counter()
-    while calls < 3 or time.perf_counter() - start < seconds:
-        carry = jax.block_until_ready(run(carry))  # each call waited for: dispatch is asynchronous
-        calls += 1
-    return calls * chunk * num_envs / (time.perf_counter() - start)
-
-
-def jax_rows(sizes: tuple[int, ...], seconds: float) -> list[tuple[str, Callable[[], Any]]]:
-    """The JAX measurements: every ID at every size, fresh and replayed deals."""
-    tasks: list[tuple[str, Callable[[], Any]]] = []
-    for env_id in quadrat_env.ENV_IDS:
-        for n in sizes:
-            for fresh in (True, False):
-                label = f"jax {'fresh' if fresh else 'replay'} {env_id} x{n}"
-                tasks.append((label, lambda e=env_id, n=n, f=fresh: jax_speed(e, n, seconds, f)))
-    return tasks
-
-
-def jax_table(r: dict[str, Any]) -> str:
-    sizes = sorted({int(k.rsplit("x", 1)[1]) for k in r if k.startswith(("jax fresh ", "jax replay "))})
-    if not sizes:
-        return ""
-    lines = [f"JAX rules (`quadrat_env.functional`, random legal moves, `jit(vmap)` and `lax.scan`) on "
-             f"**{r['jax device']}**, jax {r['jax version']}; env-steps/s, an ended deal dealt again in the "
-             "same step with a fresh shuffle (`init`) / its own deal replayed (`init_deck`, no shuffle):",
-             "", "| env | " + " | ".join(f"x{n:,}" for n in sizes) + " |",
-             "|---|" + "---:|" * len(sizes)]  # fmt: skip
-    for env_id in quadrat_env.ENV_IDS:
-        cells = [
-            f"{r[f'jax fresh {env_id} x{n}']:,.0f} / {r[f'jax replay {env_id} x{n}']:,.0f}" for n in sizes
-        ]
-        lines.append(f"| {env_id.split('/')[1]} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
 
 
 #: The configuration the committed models were trained with: SB3's DummyVecEnv over 8 single envs.

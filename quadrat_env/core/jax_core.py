@@ -114,8 +114,8 @@ class JaxPatience:
         return self.init_deck(self.random_deck(key))
 
     def init_deck(self, deck: jax.Array) -> State:
-        """The deal ``deck`` (pack indices 0..P-1, index 0 dealt first; ``decks_from_codes`` turns
-        card codes into them). Not checked here (it may be traced); the Gymnasium env checks it."""
+        """The deal ``deck`` (pack indices 0..P-1, index 0 dealt first; ``pack_indices`` turns card
+        numbers into them). Not checked here (it may be traced); the Gymnasium env checks it."""
         board = self.rules.deal(jnp.asarray(deck, dtype=jnp.int8))
         moves = self.rules.legal(board)
         mask = self._with_end(moves, ~moves.any())

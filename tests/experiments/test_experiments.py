@@ -202,22 +202,24 @@ def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path, monkey
     pytest.importorskip("jax")
     from quadrat_env.experiments import throughput
 
-    # one size and two games: each size compiles each game's scan twice (fresh and replayed deals),
-    # about 6 s each; every game's JAX rules are compiled and played in tests/env/test_jax.py
+    # one size and two games: each size compiles each game's scan three times (pool, fresh and
+    # replayed deals) and its batched env; every game's JAX rules are played in tests/env/test_jax.py
     with monkeypatch.context() as two_games:
         two_games.setattr(quadrat_env, "ENV_IDS", ("quadrat_env/Quadrille-v0", "quadrat_env/Zudecken32-v0"))
         throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "16", "--out", str(tmp_path)])
     assert not (tmp_path / "throughput.json").exists()  # --jax only: the other measurements are not made
     data = json.loads((tmp_path / "throughput_jax_cpu.json").read_text())
     assert data["jax device"] == "cpu: cpu" and data["jax version"]
-    for mode in ("fresh", "replay"):
-        assert data[f"jax {mode} quadrat_env/Quadrille-v0 x16"] > 0
+    for key in ("jax pool", "jax fresh", "jax replay", "vec compiled", "vec jax"):
+        assert data[f"{key} quadrat_env/Quadrille-v0 x16"] > 0
     table = (tmp_path / "throughput_jax_cpu.md").read_text()
-    assert "| Zudecken32-v0 |" in table and "x16" in table and "**cpu: cpu**" in table
+    assert "| Zudecken32-v0 | 16 |" in table and "**cpu: cpu**" in table
     # several sizes: a column each, in order, as the rows the command makes name them
     labels = [label for label, _ in throughput.jax_rows((4096, 8), 0.01)]
     two = throughput.jax_table({**dict.fromkeys(labels, 1234.0), "jax device": "d", "jax version": "v"})
-    assert "| env | x8 | x4,096 |" in two and "| Quadrat-v0 | 1,234 / 1,234 | 1,234 / 1,234 |" in two
+    rows = [line for line in two.splitlines() if line.startswith("| Quadrat-v0 |")]
+    cells = "1,234 / 1,234 | 1.00x | 1,234 / 1,234 / 1,234 | 1.00 |"
+    assert rows == [f"| Quadrat-v0 | 8 | {cells}", f"| Quadrat-v0 | 4,096 | {cells}"]
 
 
 @pytest.mark.parametrize("name", ["Quadrat", "Quadrat52", "Zudecken", "Zudecken32", "Quadrille"])

@@ -1,0 +1,143 @@
+"""The JAX envs' speed beside the compiled ones (``quadrat speed --jax``): env-steps a second of
+
+* the batched envs as users make them, ``gym.make_vec`` of each compiled ID and of its
+  ``quadrat_env_jax/`` twin, random legal moves chosen on the host (an ended deal: a fresh deal
+  next step, from the pool below on JAX);
+* the JAX rules inside one ``jit(vmap)`` and ``lax.scan``, as a JAX learner runs them, an ended deal
+  dealt again in the same step three ways: a deck from a pool drawn ahead
+  (``quadrat_env.functional.auto_reset``: what the learners and the JAX batched envs do), a new
+  shuffle for every deal at every step (``where(ended, init(key), state)``: both sides run under
+  ``vmap``), or its own deal replayed (``init_deck``: the rules alone, no shuffle).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import quadrat_env
+
+#: How an ended deal is dealt again in the scan: the column order of the table.
+MODES = ("pool", "fresh", "replay")
+#: The largest batch the ``make_vec`` envs are measured at: above it the host's action choice and
+#: the compiled env's memory, not the env, would be measured (a GPU run's 1M and 4M envs: scan only).
+VEC_MAX = 65_536
+
+
+def jax_device() -> str:
+    """The device JAX computes on, in words (``gpu: NVIDIA H100 80GB HBM3``, ``cpu: cpu``)."""
+    import jax
+
+    device = jax.devices()[0]
+    return f"{device.platform}: {device.device_kind}"
+
+
+def jax_speed(env_id: str, num_envs: int, seconds: float, mode: str, chunk: int = 50) -> float:
+    """Env-steps/s of the JAX rules, random legal moves, ``num_envs`` deals, ``chunk`` steps a call;
+    ``mode``: one of :data:`MODES`."""
+    import jax
+    import jax.numpy as jnp
+
+    from quadrat_env.functional import auto_reset, deck_pool, make
+
+    env = make(env_id)
+
+    def body(carry: Any, _: Any) -> Any:
+        state, decks, pool, key = carry
+        key, pick, deal = jax.random.split(key, 3)
+        noise = jax.random.uniform(pick, state.legal_action_mask.shape)
+        state = jax.vmap(env.step)(state, jnp.argmax(jnp.where(state.legal_action_mask, noise, -1.0), axis=1))
+        ended = state.terminated | state.truncated
+        if mode == "pool":
+            state, pool = auto_reset(env, state, ended, pool)
+        else:
+            new = (jax.vmap(env.init)(jax.random.split(deal, num_envs)) if mode == "fresh"
+                   else jax.vmap(env.init_deck)(decks))  # fmt: skip
+            state = jax.tree_util.tree_map(
+                lambda a, b: jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b), new, state
+            )
+        return (state, decks, pool, key), None
+
+    run = jax.jit(lambda carry: jax.lax.scan(body, carry, None, length=chunk)[0])
+    decks = jax.vmap(env.random_deck)(jax.random.split(jax.random.PRNGKey(1), num_envs))
+    pool = deck_pool(env, jax.random.PRNGKey(2), 4 * num_envs)
+    carry = jax.block_until_ready(run((jax.vmap(env.init_deck)(decks), decks, pool, jax.random.PRNGKey(0))))
+    calls, start = 0, time.perf_counter()
+    while calls < 3 or time.perf_counter() - start < seconds:
+        carry = jax.block_until_ready(run(carry))  # each call waited for: dispatch is asynchronous
+        calls += 1
+    return calls * chunk * num_envs / (time.perf_counter() - start)
+
+
+def vec_speed(env_id: str, num_envs: int, seconds: float) -> float:
+    """Env-steps/s of ``gym.make_vec(env_id, num_envs)``: random legal moves chosen with numpy from
+    the env's ``action_masks()``, the observation waited for (a JAX array is asynchronous)."""
+    import gymnasium as gym
+
+    env = gym.make_vec(env_id, num_envs=num_envs)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def step() -> None:
+        masks = np.asarray(env.action_masks())
+        obs = env.step((rng.random(masks.shape) * masks).argmax(1))[0]
+        getattr(obs, "block_until_ready", lambda: None)()
+
+    for _ in range(3):  # compiles (JAX), fills caches
+        step()
+    calls, start = 0, time.perf_counter()
+    while calls < 3 or time.perf_counter() - start < seconds:
+        step()
+        calls += 1
+    env.close()
+    return calls * num_envs / (time.perf_counter() - start)
+
+
+def jax_rows(sizes: tuple[int, ...], seconds: float, vec: bool = True) -> list[tuple[str, Callable[[], Any]]]:
+    """The measurements: every ID at every size, the batched envs (``vec``) and the scan's modes."""
+    from quadrat_env.registry import jax_id
+
+    tasks: list[tuple[str, Callable[[], Any]]] = []
+    for env_id in quadrat_env.ENV_IDS:
+        for n in sizes:
+            if vec and n <= VEC_MAX:
+                twin = jax_id(env_id)
+                tasks.append((f"vec compiled {env_id} x{n}", lambda e=env_id, n=n: vec_speed(e, n, seconds)))
+                tasks.append((f"vec jax {env_id} x{n}", lambda e=twin, n=n: vec_speed(e, n, seconds)))
+            for mode in MODES:
+                label = f"jax {mode} {env_id} x{n}"
+                tasks.append((label, lambda e=env_id, n=n, m=mode: jax_speed(e, n, seconds, m)))
+    return tasks
+
+
+def _cell(r: dict[str, Any], *keys: str) -> str:
+    return " / ".join("–" if k not in r else f"{r[k]:,.0f}" for k in keys)
+
+
+def jax_table(r: dict[str, Any]) -> str:
+    """The table of a result: a row a game and size (a record without the pool or the batched envs
+    leaves their cells empty)."""
+    sizes = sorted({int(k.rsplit("x", 1)[1]) for k in r if k.startswith(("jax fresh ", "jax pool "))})
+    if not sizes:
+        return ""
+    lines = [f"On **{r['jax device']}**, jax {r['jax version']}; env-steps/s, random legal moves. "
+             "`gym.make_vec`: the compiled batched env / the JAX batched env (fresh deals). The JAX rules "
+             "in one `jit(vmap)` and `lax.scan`, an ended deal dealt again from a pool of decks drawn "
+             "ahead (`auto_reset`) / with a new shuffle of every deal every step / its own deal replayed:",
+             "", "| env | envs | `make_vec`: compiled / JAX | JAX | scan: pool / shuffle all / replay "
+             "| pool / replay |", "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for env_id in quadrat_env.ENV_IDS:
+        for n in sizes:
+            vec = _cell(r, f"vec compiled {env_id} x{n}", f"vec jax {env_id} x{n}")
+            ratio = "–"
+            if f"vec compiled {env_id} x{n}" in r:
+                ratio = f"{r[f'vec jax {env_id} x{n}'] / r[f'vec compiled {env_id} x{n}']:.2f}x"
+            scan = _cell(r, *(f"jax {m} {env_id} x{n}" for m in MODES))
+            share = "–"
+            if f"jax pool {env_id} x{n}" in r:
+                share = f"{r[f'jax pool {env_id} x{n}'] / r[f'jax replay {env_id} x{n}']:.2f}"
+            lines.append(f"| {env_id.split('/')[1]} | {n:,} | {vec} | {ratio} | {scan} | {share} |")
+    return "\n".join(lines) + "\n"
