@@ -70,6 +70,7 @@ def on_files(files: Files, config: Any) -> Files:
 _TABLE = re.compile(r"<table>(.*?)</table>", re.S)
 _ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
 _CELL = re.compile(r"<td(?=[\s>])")
+_CONTENT = re.compile(r"(<td[^>]*>)(.*?)(</td>)", re.S)
 
 
 def labelled(table: str) -> str:
@@ -83,7 +84,9 @@ def labelled(table: str) -> str:
     def row(match: re.Match[str]) -> str:
         cells = iter(names)
         inner = _CELL.sub(lambda _: f'<td data-label="{html.escape(next(cells, ""), quote=True)}"', match[1])
-        return f"<tr>{inner}</tr>"
+        # the cell's content as one element: on a phone the cell is a grid of label and content, and
+        # a grid makes each text run and <code> of a mixed cell an item of its own
+        return "<tr>" + _CONTENT.sub(r"\1<span>\2</span>\3", inner) + "</tr>"
 
     return head + sep + _ROW.sub(row, body)
 

@@ -38,6 +38,9 @@ def test_the_site_builds_in_strict_mode(built):
     bench = (tmp_path / "site" / "benchmark" / "index.html").read_text()
     cells = re.findall(r"<td[^>]*>", bench)
     assert cells and all("data-label=" in c for c in cells)
+    # and its content is one element, so that a phone's grid of label and content keeps a cell that
+    # mixes text and code whole
+    assert len(re.findall(r"<td[^>]*><span>", bench)) == len(cells)
     labels = re.findall(r'data-label="([^"]*)"', bench)
     assert labels[:2] == ["player", "Zudecken win rate"]  # the Zudecken table, then every agent's
     assert labels[labels.index("env") : labels.index("env") + 3] == ["env", "agent", "deals"]
