@@ -126,6 +126,10 @@ class RunSettings:
                          and f.default_factory is dataclasses.MISSING)  # fmt: skip
         if missing:
             raise ValueError(f"the settings of {env_id} lack {', '.join(missing)}")
+        types = {f.name: f.type for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        for name, value in entry.items():
+            if not _of_type(value, str(types[name])):
+                raise ValueError(f"{name} must be {_WORDS[str(types[name])]}, got {value!r}")
         return cls(env_id=env_id, seed=seed, **entry)
 
     @classmethod
@@ -153,6 +157,27 @@ class RunSettings:
         for name in ("env_kwargs", "features_kwargs"):
             if not isinstance(getattr(self, name, {}), dict):
                 raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")
+
+
+#: What each checked annotation of a settings field is called in an error.
+_WORDS = {"int": "a whole number", "float": "a number", "str": "a string", "str | None": "a string or none",
+          "list[int]": "a list of whole numbers", "dict[str, Any]": "a mapping"}  # fmt: skip
+
+
+def _of_type(value: Any, annotation: str) -> bool:
+    """Whether a YAML value fits a settings field's annotation (as written: "int", "float",
+    "list[int]", ...); an annotation not listed here is not checked."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    checks = {
+        "int": whole,
+        "float": whole or isinstance(value, float),
+        "str": isinstance(value, str),
+        "str | None": value is None or isinstance(value, str),
+        "list[int]": isinstance(value, list)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
+        "dict[str, Any]": isinstance(value, dict),
+    }
+    return checks.get(annotation, True)
 
 
 def check_flags(p: Any, flags: dict[str, int | None]) -> None:

@@ -171,3 +171,26 @@ def test_settings_check_their_numbers():
         JaxTD(small(env_id="quadrat_env/Quadrat-v0"))
     with pytest.raises(ValueError, match="has no JAX afterstate network"):
         JaxTD(small(features="zudecken"))
+
+
+def test_a_flag_wins_over_set_and_set_over_the_yaml():
+    """``--set n_moves=4096 --set n_envs=16`` trains 4,096 moves on 16 envs (a flag not given no
+    longer hides ``--set``'s value); a flag given wins over ``--set`` for its key."""
+    from quadrat_env.experiments.common.jax_learners import cli
+
+    parser = cli.parser(td_jax.TD_JAX)
+    args = parser.parse_args(["--env", "Zudecken32", "--set", "n_moves=4096", "--set", "n_envs=16"])
+    assert cli.settings_of(args) == {"n_moves": 4096, "n_envs": 16}
+    args = parser.parse_args(["--env", "Zudecken32", "--set", "n_envs=16", "--n-envs", "32"])
+    assert cli.settings_of(args) == {"n_envs": 32}
+    both = parser.parse_args(["--env", "Zudecken32", "--set", "n_moves=4096", "--set", "n_envs=16"])
+    made = td_jax.Settings.load(Z32, 0, td_jax.HYPERPARAMS, **cli.settings_of(both))
+    assert (made.n_moves, made.n_envs) == (4096, 16)
+
+
+@pytest.mark.parametrize(("key", "value", "words"), [("n_envs", "abc", "a whole number"),
+                         ("learning_rate", "fast", "a number"), ("n_moves", True, "a whole number"),
+                         ("features_kwargs", [1], "a mapping")])  # fmt: skip
+def test_a_setting_of_the_wrong_type_is_refused_with_its_name(key, value, words):
+    with pytest.raises(ValueError, match=f"{key} must be {words}"):
+        td_jax.Settings.load(Z32, 0, td_jax.HYPERPARAMS, **{key: value})

@@ -102,9 +102,7 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
                     "--eval-deals": args.eval_deals})  # fmt: skip
     try:
         env_id = resolve_id(args.env)
-        overrides = {**assignments(args.settings), "n_moves": args.moves, "n_envs": args.n_envs,
-                     "eval_every": args.eval_every, "eval_deals": args.eval_deals,
-                     "test_deals": args.test_deals}  # fmt: skip
+        overrides = settings_of(args)
         path = shipped(args.hyperparams, learner.hyperparams.parent) or learner.hyperparams
         settings = [learner.settings.load(env_id, seed, path, **overrides) for seed in args.seed]
         try:
@@ -119,6 +117,14 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
     except ValueError as err:
         p.error(str(err))
     return settings, run_dirs
+
+
+def settings_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the command line gives: each ``--set KEY=VALUE``, then each flag given (a flag
+    wins over ``--set`` for its key; a flag not given leaves ``--set``'s value, else the YAML's)."""
+    flags = {"n_moves": args.moves, "n_envs": args.n_envs, "eval_every": args.eval_every,
+             "eval_deals": args.eval_deals, "test_deals": args.test_deals}  # fmt: skip
+    return {**assignments(args.settings), **{k: v for k, v in flags.items() if v is not None}}
 
 
 def assignments(items: list[str]) -> dict[str, Any]:
