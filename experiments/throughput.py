@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.greedy import GreedyAgent
-from quadrat_env.experiments.common.jax_speed import jax_device, jax_rows, jax_table
+from quadrat_env.experiments.common.jax_speed import jax_device, jax_rows, jax_table, timed, vector_env
 from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 import quadrat_env
@@ -40,15 +40,6 @@ from quadrat_env.extras import command
 SIZES = (64, 1024, 4096)
 PAGE = Path("docs") / "speed.md"  # --update-docs, from the repository root
 MARKERS = ("<!-- throughput:start -->", "<!-- throughput:end -->")
-
-
-def timed(step: Callable[[], int], seconds: float, min_calls: int = 3) -> float:
-    """Call ``step`` (which returns env-steps done) for about ``seconds``; env-steps per second."""
-    done, calls, start = 0, 0, time.perf_counter()
-    while calls < min_calls or time.perf_counter() - start < seconds:
-        done += step()
-        calls += 1
-    return done / (time.perf_counter() - start)
 
 
 def single_env(env_id: str, seconds: float) -> float:
@@ -74,25 +65,6 @@ def single_env(env_id: str, seconds: float) -> float:
         return 1000
 
     return timed(chunk, seconds)
-
-
-def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float, **kwargs: Any) -> float:
-    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
-    rng = np.random.default_rng(0)
-    _, info = venv.reset(seed=0)
-    state = {"info": info}
-
-    def step() -> int:
-        masks = state["info"]["action_mask"]
-        actions = np.argmax(np.where(masks == 1, rng.random(masks.shape), -1.0), axis=1)
-        state["info"] = venv.step(actions)[4]
-        return num_envs
-
-    for _ in range(3):  # warm up: the first steps may compile (numba) or load compiled code
-        step()
-    result = timed(step, seconds)
-    venv.close()
-    return result
 
 
 def greedy_deals(env_id: str, deals: int = 100_000, num_envs: int = 4000) -> dict[str, float]:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 import quadrat_env
@@ -41,6 +42,7 @@ def jax_speed(env_id: str, num_envs: int, seconds: float, mode: str, chunk: int 
     import jax
     import jax.numpy as jnp
 
+    from quadrat_env.core.jax_pool import where_rows
     from quadrat_env.functional import auto_reset, deck_pool, make
 
     env = make(env_id)
@@ -56,9 +58,7 @@ def jax_speed(env_id: str, num_envs: int, seconds: float, mode: str, chunk: int 
         else:
             new = (jax.vmap(env.init)(jax.random.split(deal, num_envs)) if mode == "fresh"
                    else jax.vmap(env.init_deck)(decks))  # fmt: skip
-            state = jax.tree_util.tree_map(
-                lambda a, b: jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b), new, state
-            )
+            state = where_rows(ended, new, state)
         return (state, decks, pool, key), None
 
     run = jax.jit(lambda carry: jax.lax.scan(body, carry, None, length=chunk)[0])
@@ -72,28 +72,32 @@ def jax_speed(env_id: str, num_envs: int, seconds: float, mode: str, chunk: int 
     return calls * chunk * num_envs / (time.perf_counter() - start)
 
 
-def vec_speed(env_id: str, num_envs: int, seconds: float) -> float:
-    """Env-steps/s of ``gym.make_vec(env_id, num_envs)``: random legal moves chosen with numpy from
-    the env's ``action_masks()``, the observation waited for (a JAX array is asynchronous)."""
-    import gymnasium as gym
-
-    env = gym.make_vec(env_id, num_envs=num_envs)
-    env.reset(seed=0)
-    rng = np.random.default_rng(0)
-
-    def step() -> None:
-        masks = np.asarray(env.action_masks())
-        obs = env.step((rng.random(masks.shape) * masks).argmax(1))[0]
-        getattr(obs, "block_until_ready", lambda: None)()
-
-    for _ in range(3):  # compiles (JAX), fills caches
-        step()
-    calls, start = 0, time.perf_counter()
-    while calls < 3 or time.perf_counter() - start < seconds:
-        step()
+def timed(step: Callable[[], int], seconds: float, min_calls: int = 3) -> float:
+    """Call ``step`` (which returns env-steps done) for about ``seconds``; env-steps per second."""
+    done, calls, start = 0, 0, time.perf_counter()
+    while calls < min_calls or time.perf_counter() - start < seconds:
+        done += step()
         calls += 1
-    env.close()
-    return calls * num_envs / (time.perf_counter() - start)
+    return done / (time.perf_counter() - start)
+
+
+def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float, **kwargs: Any) -> float:
+    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
+    rng = np.random.default_rng(0)
+    _, info = venv.reset(seed=0)
+    state = {"info": info}
+
+    def step() -> int:
+        masks = state["info"]["action_mask"]
+        actions = np.argmax(np.where(masks == 1, rng.random(masks.shape), -1.0), axis=1)
+        state["info"] = venv.step(actions)[4]
+        return num_envs
+
+    for _ in range(3):  # warm up: the first steps may compile (numba) or load compiled code
+        step()
+    result = timed(step, seconds)
+    venv.close()
+    return result
 
 
 def jax_rows(sizes: tuple[int, ...], seconds: float, vec: bool = True) -> list[tuple[str, Callable[[], Any]]]:
@@ -105,8 +109,10 @@ def jax_rows(sizes: tuple[int, ...], seconds: float, vec: bool = True) -> list[t
         for n in sizes:
             if vec and n <= VEC_MAX:
                 twin = jax_id(env_id)
-                tasks.append((f"vec compiled {env_id} x{n}", lambda e=env_id, n=n: vec_speed(e, n, seconds)))
-                tasks.append((f"vec jax {env_id} x{n}", lambda e=twin, n=n: vec_speed(e, n, seconds)))
+                tasks.append(
+                    (f"vec compiled {env_id} x{n}", lambda e=env_id, n=n: vector_env(e, n, None, seconds))
+                )
+                tasks.append((f"vec jax {env_id} x{n}", lambda e=twin, n=n: vector_env(e, n, None, seconds)))
             for mode in MODES:
                 label = f"jax {mode} {env_id} x{n}"
                 tasks.append((label, lambda e=env_id, n=n, m=mode: jax_speed(e, n, seconds, m)))

@@ -27,7 +27,7 @@ from gymnasium.vector import AutoresetMode
 from quadrat_env.core.checks import is_seed, whole
 from quadrat_env.core.env import ENV_KWARGS, check_options
 from quadrat_env.core.jax_core import JaxPatience, State, pack_indices
-from quadrat_env.core.jax_pool import DeckPool, auto_reset, deck_pool
+from quadrat_env.core.jax_pool import DeckPool, auto_reset, deck_pool, where_rows
 from quadrat_env.core.rules import IllegalMove
 from quadrat_env.core.vector import RESET_OPTIONS as VECTOR_OPTIONS
 from quadrat_env.registry import compiled_id, rules_for, spec_for
@@ -200,7 +200,7 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
                        rows: jax.Array) -> tuple[State, jax.Array]:  # fmt: skip
         random = jax.vmap(self.core.random_deck)(jax.random.split(key, self.num_envs))
         fresh = jax.vmap(self.core.init_deck)(jnp.where(given[:, None], decks, random))
-        new = _rows(rows, fresh, state)
+        new = where_rows(rows, fresh, state)
         return new, jax.vmap(self.core.observe)(new)
 
     def _step_fn(self, state: State, actions: jax.Array, pool: DeckPool, done: jax.Array) -> tuple:
@@ -279,12 +279,3 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         info = {**PatienceFuncEnv.state_info(self.func_env, state), "action_mask": masks.astype(jnp.int8)}
         present = jnp.ones(self.num_envs, dtype=bool)
         return {**info, **{"_" + key: present for key in info}}
-
-
-def _rows(rows: jax.Array, a: State, b: State) -> State:
-    """Env ``i`` from ``a`` where ``rows[i]``, else from ``b``."""
-
-    def pick(x: jax.Array, y: jax.Array) -> jax.Array:
-        return jnp.where(rows.reshape(rows.shape + (1,) * (x.ndim - 1)), x, y)
-
-    return jax.tree_util.tree_map(pick, a, b)

@@ -71,7 +71,11 @@ def auto_reset(env: Any, state: Any, ended: jax.Array, pool: DeckPool) -> tuple[
     pool = jax.lax.cond(pool.taken + rows > size, lambda p: _draw(env, p.key, size), lambda p: p, pool)
     slot = pool.taken + jnp.cumsum(ended, dtype=jnp.int32) - 1  # the k-th ended row takes the k-th deck
     fresh = jax.vmap(env.init_deck)(pool.decks[jnp.where(ended, slot, 0)])
-    new = jax.tree_util.tree_map(
-        lambda a, b: jnp.where(ended.reshape(ended.shape + (1,) * (a.ndim - 1)), a, b), fresh, state
+    return where_rows(ended, fresh, state), pool._replace(taken=pool.taken + ended.sum(dtype=jnp.int32))
+
+
+def where_rows(rows: jax.Array, a: Any, b: Any) -> Any:
+    """Row ``i`` of every leaf from ``a`` where ``rows[i]``, else from ``b`` (pytrees, rows first)."""
+    return jax.tree_util.tree_map(
+        lambda x, y: jnp.where(rows.reshape(rows.shape + (1,) * (x.ndim - 1)), x, y), a, b
     )
-    return new, pool._replace(taken=pool.taken + ended.sum(dtype=jnp.int32))
