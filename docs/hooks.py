@@ -30,9 +30,9 @@ def env_page(env_id: str) -> str:
     from quadrat_env.registry import short_name, spec_for
 
     spec, name = spec_for(env_id), short_name(env_id)
-    doc = inspect.cleandoc(spec.env_class.__doc__ or "")
+    doc = observation_table(env_id, inspect.cleandoc(spec.env_class.__doc__ or ""))
     summary, _, body = doc.partition("\n")
-    kwargs = dict(spec.ids[env_id])
+    kwargs = dict(spec.every_id[env_id])
     lines = [f"# {name}", "", f"**{summary.strip()}**", ""]
     if (ROOT / "docs" / f"{name}.gif").is_file():  # an episode of this ID (experiments/record.py)
         lines += [f"![{name}](../{name}.gif)", ""]
@@ -49,6 +49,21 @@ def env_page(env_id: str) -> str:
         "",
     ]
     return "\n".join(lines) + "\n" + body.strip() + "\n"
+
+
+def observation_table(env_id: str, doc: str) -> str:
+    """``doc`` with the ID's own observation table at the head of its "Observation Space" section,
+    where the class docstring, shared by many IDs, does not print that table (the ladder's rungs)."""
+    from quadrat_env.registry import rules_for
+
+    layout = rules_for(env_id).layout
+    table = layout.table()
+    if all(line in doc for line in table.splitlines()):
+        return doc
+    head, heading, rest = doc.partition("## Observation Space\n")
+    pack = getattr(rules_for(env_id), "pack_size", None)
+    mine = f"This ID's observation (`P` = {pack}):" if pack else "This ID's observation:"
+    return f"{head}{heading}{mine}\n\n{table}\n\n{rest}"
 
 
 def on_files(files: Files, config: Any) -> Files:

@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from quadrat_env.experiments.seed_rows import learned_summary  # rliable (the 'train' extra)
 
     optima = studies.exact_optima()  # read first: a bad results file stops the run before its work
-    todo = [t for env_id in args.env or env_ids() for t in tasks(env_id, args)]
+    todo = [t for env_id in args.env or env_ids(rungs=False) for t in tasks(env_id, args)]
     if args.jobs > 1 or args.ray is not None:
         args.no_progress = True  # bars from several processes would garble the terminal
     # the last env's agents (Quadrille: the longest episodes) go first, for an even load;
@@ -306,7 +306,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     args.solver_deals = args.solver_deals or args.deals
     if min(args.deals, args.solver_deals, args.planner_samples, args.jobs) < 1 or args.planner_deals < 0:
         p.error("--deals, --solver-deals, --planner-samples and --jobs must be >= 1, --planner-deals >= 0")
-    if args.update_docs and args.env and set(args.env) != set(env_ids()):
+    if args.update_docs and args.env and set(args.env) != set(env_ids(rungs=False)):
         p.error("--update-docs rewrites the table of every game: run it without --env")
     if args.update_docs:
         docs_page(p, PAGE), docs_page(p, README)

@@ -120,12 +120,15 @@ def row_line(s: Summary, optimum: float | None = None) -> str:
 
 
 def exact_optimum(env_id: str) -> float | None:
-    """The ID's exact optimal win rate where the exact solver plays its pack (Zudecken32: about 30 s
-    on two cores and 0.95 GB to solve, a second once solved before), else the one a study's committed
-    results hold (52-card Zudecken once solved), else None."""
-    if not agent_available("optimal", env_id):
-        from quadrat_env.experiments.common.studies import exact_optima
+    """The ID's exact optimal win rate: the one a study's committed exact record holds (every rung of
+    the Zudecken ladder), else, where the exact solver plays its pack, the one it computes, else
+    the one a study's committed results hold, else None."""
+    from quadrat_env.experiments.common.studies import exact_optima, recorded_optima
 
+    recorded = recorded_optima().get(env_id)
+    if recorded is not None:
+        return recorded
+    if not agent_available("optimal", env_id):
         return exact_optima().get(env_id)
     return make_builtin("optimal", env_id).optimum()  # the table is kept on disk: a later run reads it
 

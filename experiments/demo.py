@@ -61,13 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deals", type=int, default=500, help="seeded deals per game and agent")
     parser.add_argument("--show", type=int, default=1, help="deals per game to print move by move")
     parser.add_argument("--env", choices=env_ids(), action="append",
-                        help="only this env ID (repeatable); default: all")  # fmt: skip
+                        help="only this env ID (repeatable); default: each game's own")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write the summaries to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.show < 0:
         parser.error("--deals must be >= 1 and --show >= 0")
-    chosen = args.env or list(env_ids())
+    chosen = args.env or list(env_ids(rungs=False))
     rows: list[Summary] = []
     for env_id in chosen:
         for i in range(args.show):

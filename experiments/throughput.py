@@ -109,17 +109,17 @@ def ppo_steps(env_id: str, algo: str, timesteps: int, overrides: dict[str, Any])
 def cpu_rows(seconds: float, ppo_timesteps: int) -> list[tuple[str, Callable[[], Any]]]:
     """The measurements of the compiled envs and of training (everything but JAX)."""
     tasks: list[tuple[str, Callable[[], Any]]] = []
-    for env_id in (*quadrat_env.ENV_IDS, "Blackjack-v1"):
+    for env_id in (*quadrat_env.MAIN_IDS, "Blackjack-v1"):
         tasks.append((f"single {env_id}", lambda e=env_id: single_env(e, seconds)))
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         for n in SIZES:
             for mode in ("sync", None):
                 label = f"{'sync' if mode else 'native'} {env_id} x{n}"
                 tasks.append((label, lambda e=env_id, n=n, m=mode: vector_env(e, n, m, seconds)))
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         tasks.append((f"greedy 100k {env_id}", lambda e=env_id: greedy_deals(e)))
     if ppo_timesteps:
-        for env_id in quadrat_env.ENV_IDS:
+        for env_id in quadrat_env.MAIN_IDS:
             for algo in ("maskable_ppo", "ppo"):
                 for config, overrides in (("default", {}), ("dummy8", DUMMY8)):
                     tasks.append(
@@ -147,7 +147,7 @@ def table(r: dict[str, Any]) -> str:
     head = " | ".join(f"native x{n}" for n in SIZES)
     lines = [f"| env | single env steps/s | x Blackjack-v1 | {head} | native / sync x{mid} |",
              "|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         one = r[f"single {env_id}"]
         native = [r[f"native {env_id} x{n}"] for n in SIZES]
         ratio = r[f"native {env_id} x{mid}"] / r[f"sync {env_id} x{mid}"]
@@ -156,7 +156,7 @@ def table(r: dict[str, Any]) -> str:
                      + f" | **{ratio:.0f}** |")  # fmt: skip
     lines.append(f"| Blackjack-v1 (reference) | {bj:,.0f} | 1.00 | | | | |")
     lines += ["", "| sync vector env | " + " | ".join(f"x{n}" for n in SIZES) + " |", "|---|---:|---:|---:|"]
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         lines.append(
             f"| {env_id.split('/')[1]} | "
             + " | ".join(f"{r[f'sync {env_id} x{n}']:,.0f}" for n in SIZES)
@@ -164,7 +164,7 @@ def table(r: dict[str, Any]) -> str:
         )
     lines += ["", "| greedy on the batched env | deals | seconds | env-steps/s | win rate |",
               "|---|---:|---:|---:|---:|"]  # fmt: skip
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         g = r[f"greedy 100k {env_id}"]
         lines.append(f"| {env_id.split('/')[1]} | {g['deals']:,} | **{g['seconds']:.2f}** | "
                      f"{g['steps'] / g['seconds']:,.0f} | {g['win_rate']:.2%} |")  # fmt: skip
@@ -179,7 +179,7 @@ def table(r: dict[str, Any]) -> str:
             "| env | algorithm | default | DummyVecEnv x8 | speed-up |",
             "|---|---|---:|---:|---:|",
         ]
-        for env_id in quadrat_env.ENV_IDS:
+        for env_id in quadrat_env.MAIN_IDS:
             for algo in ("maskable_ppo", "ppo"):
                 new, old = r[f"train {algo} {env_id} default"], r[f"train {algo} {env_id} dummy8"]
                 name = env_id.split("/")[1]

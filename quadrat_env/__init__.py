@@ -13,7 +13,10 @@ from quadrat_env.registry import GameSpec, env_ids, register_game, spec_for
 
 __version__ = "0.2.0"
 
-#: The built-in IDs (games registered later are in ``env_ids``).
+#: The built-in IDs (games registered later are in ``env_ids``), the Zudecken ladder's rungs among them.
 ENV_IDS: tuple[str, ...] = env_ids()
+#: Each built-in game's own IDs, without the ladder's other rungs (``Zudecken16-v0``, ...): the rows
+#: of the benchmark and of the speed tables.
+MAIN_IDS: tuple[str, ...] = env_ids(rungs=False)
 
-__all__ = ["ENV_IDS", "GameSpec", "IllegalMove", "env_ids", "register_game", "spec_for"]
+__all__ = ["ENV_IDS", "MAIN_IDS", "GameSpec", "IllegalMove", "env_ids", "register_game", "spec_for"]

@@ -24,9 +24,22 @@ ACE, FIVE, SIX, JACK, QUEEN, KING = 0, 4, 5, 10, 11, 12
 
 #: All 52 cards in the order C A..K, D A..K, H A..K, S A..K.
 FULL_PACK: tuple[int, ...] = tuple(range(52))
+#: The fewest and the most ranks a suit of a pack may have.
+MIN_RANKS, MAX_RANKS = 4, 13
+
+
+def ranks_pack(ranks: int) -> tuple[int, ...]:
+    """The pack of the ``ranks`` highest ranks of each suit, Ace high, in the order A, then the
+    others from the lowest up, suit by suit: 8 ranks are the Skat pack, 13 the full pack."""
+    if isinstance(ranks, bool) or not isinstance(ranks, int) or not MIN_RANKS <= ranks <= MAX_RANKS:
+        raise ValueError(f"ranks must be a whole number in {MIN_RANKS}..{MAX_RANKS}, got {ranks!r}")
+    return tuple(s * 13 + r for s in range(4) for r in (ACE, *range(14 - ranks, KING + 1)))
+
+
 #: The 32-card Skat pack: 7 8 9 T J Q K A of each suit.
-SKAT_PACK: tuple[int, ...] = tuple(s * 13 + r for s in range(4) for r in (ACE, *range(SIX + 1, KING + 1)))
-PACKS: dict[int, tuple[int, ...]] = {32: SKAT_PACK, 52: FULL_PACK}
+SKAT_PACK: tuple[int, ...] = ranks_pack(8)
+#: Every pack by its size: four suits of 4 to 13 ranks (16, 20, ..., 52 cards).
+PACKS: dict[int, tuple[int, ...]] = {4 * r: ranks_pack(r) for r in range(MIN_RANKS, MAX_RANKS + 1)}
 
 
 def suit(card: int) -> int:
@@ -69,7 +82,7 @@ def parse_deck(
 ) -> tuple[int, ...]:
     """Turn card codes (a list, or one string separated by spaces/commas) into card numbers.
 
-    Integers 0..51 are taken as card numbers. With ``pack_size`` (32 or 52) the deck must be a
+    Integers 0..51 are taken as card numbers. With ``pack_size`` (a size of ``PACKS``) the deck must be a
     permutation of that pack; the error says which cards are wrong, duplicated or missing.
     """
     items: Sequence[str | int]
@@ -138,7 +151,7 @@ def check_pack(cards: Sequence[int], pack_size: int | Sequence[int]) -> None:
     elif pack_size in PACKS:
         pack_cards = PACKS[pack_size]
     else:
-        raise ValueError(f"pack size must be 32 or 52, got {pack_size!r}")
+        raise ValueError(f"pack size must be one of {sorted(PACKS)}, got {pack_size!r}")
     if len(cards) != pack_size:
         raise ValueError(f"deck has {len(cards)} cards; this game needs {pack_size}")
     dupes = sorted(c for c, n in Counter(cards).items() if n > 1)

@@ -12,7 +12,7 @@ patience joins through ``register_game``, which also registers its IDs with Gymn
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -42,6 +42,10 @@ class GameSpec:
     #: ``import quadrat_env`` never imports jax): the class takes the game's ``Rules`` and gives
     #: ``quadrat_env.core.jax_core.JaxRules``. Each ID then also has its twin in ``JAX_NAMESPACE``.
     jax_rules: str | None = None
+    #: More IDs of the game, each with its kwargs: the other rungs of a difficulty axis (Zudecken's
+    #: packs of 4..13 ranks). Registered, made and tested as every ID; the benchmark's and the
+    #: speed tables' rows are the ``ids`` alone (``env_ids(rungs=False)``), the ladder covers these.
+    rungs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.ids:
@@ -53,8 +57,17 @@ class GameSpec:
         vec = self.vector_env_class
         if not (isinstance(vec, type) and issubclass(vec, PatienceVectorEnv)):
             raise TypeError(f"game {self.name!r}: vector_env_class must subclass PatienceVectorEnv")
-        ids = {i: MappingProxyType(dict(k)) for i, k in self.ids.items()}
-        object.__setattr__(self, "ids", MappingProxyType(ids))
+        for name in ("ids", "rungs"):
+            ids = {i: MappingProxyType(dict(k)) for i, k in getattr(self, name).items()}
+            object.__setattr__(self, name, MappingProxyType(ids))
+        both = set(self.ids) & set(self.rungs)
+        if both:
+            raise ValueError(f"game {self.name!r}: {sorted(both)} both an ID and a rung")
+
+    @property
+    def every_id(self) -> Mapping[str, Mapping[str, Any]]:
+        """``ids`` and ``rungs`` together: every ID the game registers, with its kwargs."""
+        return MappingProxyType({**self.ids, **self.rungs})
 
 
 _GAMES: dict[str, GameSpec] = {}  # env ID -> spec
@@ -65,10 +78,10 @@ _JAX_IDS: dict[str, str] = {}  # JAX env ID -> the ID of the same game on the co
 
 def register_game(spec: GameSpec) -> None:
     """Register a game and its IDs with Gymnasium (``gym.make`` and ``gym.make_vec`` then work)."""
-    taken = [i for i in spec.ids if i in _GAMES and _GAMES[i] is not spec]
+    taken = [i for i in spec.every_id if i in _GAMES and _GAMES[i] is not spec]
     if taken:
         raise ValueError(f"env ID(s) {taken} are already registered by game {_GAMES[taken[0]].name!r}")
-    for env_id, kwargs in spec.ids.items():
+    for env_id, kwargs in spec.every_id.items():
         _GAMES[env_id] = spec
         # The limit is the spec's alone: gym.make wraps TimeLimit (max_episode_steps=N overrides
         # it), gym.make_vec passes it to the batched env; passing it as a kwarg too would pin the
@@ -99,7 +112,7 @@ def _register_jax(env_id: str, spec: GameSpec) -> None:
 def unregister_game(spec: GameSpec) -> None:
     """Undo ``register_game`` (its IDs leave this registry and Gymnasium's): for a game
     registered for a while only, as a test registers its toy game."""
-    for env_id in spec.ids:
+    for env_id in spec.every_id:
         if _GAMES.get(env_id) is spec:
             del _GAMES[env_id]
             registry.pop(env_id, None)
@@ -112,14 +125,16 @@ def _entry(cls: type) -> str | type:
     return cls if "<locals>" in cls.__qualname__ else f"{cls.__module__}:{cls.__qualname__}"
 
 
-def env_ids() -> tuple[str, ...]:
-    """Every registered ID, in the order registered."""
-    return tuple(_GAMES)
+def env_ids(rungs: bool = True) -> tuple[str, ...]:
+    """Every registered ID, in the order registered; with ``rungs=False`` without the games' extra
+    rungs (``GameSpec.rungs``): the IDs of the benchmark's and the speed tables' rows."""
+    return tuple(i for i, spec in _GAMES.items() if rungs or i not in spec.rungs)
 
 
-def jax_env_ids() -> tuple[str, ...]:
-    """Every registered JAX env ID (``quadrat_env_jax/...``), in the order registered."""
-    return tuple(_JAX_IDS)
+def jax_env_ids(rungs: bool = True) -> tuple[str, ...]:
+    """Every registered JAX env ID (``quadrat_env_jax/...``), in the order registered (``rungs``
+    as in ``env_ids``)."""
+    return tuple(j for j, i in _JAX_IDS.items() if rungs or i not in _GAMES[i].rungs)
 
 
 def compiled_id(env_id: str) -> str:
@@ -143,7 +158,7 @@ def rules_for(env_id: str, **kwargs: Any) -> Rules[Any]:
     spec = spec_for(env_id)
     key = env_id.split(":", 1)[-1]
     try:
-        game = spec.rules(**{**spec.ids[key], **kwargs})
+        game = spec.rules(**{**spec.every_id[key], **kwargs})
     except TypeError as err:  # an unknown keyword
         raise ValueError(f"{env_id}: {err}") from None
     if not isinstance(game, Rules):

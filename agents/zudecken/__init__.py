@@ -8,7 +8,7 @@ _HERE = "quadrat_env.agents.zudecken"
 _OLD = ("quadrat_env.agents.features", "agents.features")
 
 register_agent("optimal", f"{_HERE}.optimal:OptimalAgent", available=f"{_HERE}.optimal:solvable",
-               help="the exact optimal policy: Zudecken variants of up to 8 ranks a suit")  # fmt: skip
+               help="the exact optimal policy: Zudecken variants of up to 10 ranks a suit")  # fmt: skip
 register_network("zudecken", f"{_HERE}.features:ZudeckenFeatures", _OLD)
 register_network("zudecken-moves", f"{_HERE}.features:ZudeckenMoveFeatures", _OLD)
 register_network(

@@ -105,7 +105,7 @@ def jax_rows(sizes: tuple[int, ...], seconds: float, vec: bool = True) -> list[t
     from quadrat_env.registry import jax_id
 
     tasks: list[tuple[str, Callable[[], Any]]] = []
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         for n in sizes:
             if vec and n <= VEC_MAX:
                 twin = jax_id(env_id)
@@ -135,7 +135,7 @@ def jax_table(r: dict[str, Any]) -> str:
              "ahead (`auto_reset`) / with a new shuffle of every deal every step / its own deal replayed:",
              "", "| env | envs | `make_vec`: compiled / JAX | JAX | scan: pool / shuffle all / replay "
              "| pool / replay |", "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for env_id in quadrat_env.ENV_IDS:
+    for env_id in quadrat_env.MAIN_IDS:
         for n in sizes:
             vec = _cell(r, f"vec compiled {env_id} x{n}", f"vec jax {env_id} x{n}")
             ratio = "–"

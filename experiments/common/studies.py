@@ -48,3 +48,10 @@ def exact_optima() -> dict[str, float]:
     """Every study's exact optima from its committed results: env ID -> the optimal win rate."""
     return {env_id: rate for study in studies() if hasattr(study, "exact_optima")
             for env_id, rate in study.exact_optima().items()}  # fmt: skip
+
+
+def recorded_optima() -> dict[str, float]:
+    """Every optimum a study's committed exact record holds (Zudecken: every rung of the ladder),
+    env ID -> the optimal win rate: read, never solved."""
+    return {env_id: rate for study in studies() if hasattr(study, "recorded_optima")
+            for env_id, rate in study.recorded_optima().items()}  # fmt: skip

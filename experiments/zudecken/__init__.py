@@ -11,6 +11,10 @@ COMMANDS = {
         "quadrat_env.experiments.zudecken.exact_values",
         "the exact optimum of Zudecken, 4 to 13 ranks a suit (resumable)",
     ),
+    "ladder": (
+        "quadrat_env.experiments.zudecken.ladder",
+        "every player on every rung of Zudecken, 4 to 13 ranks, beside the optimum (resumable)",
+    ),
 }
 
 #: The committed results (beside ``experiments/`` in the repository).
@@ -54,3 +58,28 @@ def exact_optima(results: Path = RESULTS) -> dict[str, float]:
     if isinstance(exact, bool) or not isinstance(exact, float | int) or not 0 <= exact <= 1:
         raise ValueError(f"{path}: 'exact' must be a win rate in [0, 1], got {exact!r}")
     return {"quadrat_env/Zudecken-v0": float(exact)}
+
+
+def recorded_optima(results: Path = RESULTS) -> dict[str, float]:
+    """Every rung's exact optimum as the exact solver's record holds it (``zudecken_exact.json``,
+    from ``.exact_values``): env ID -> win rate; {} without the record (an installed package)."""
+    from quadrat_env.registry import rules_for, spec_for
+
+    path = results / "zudecken_exact.json"
+    if not path.is_file():
+        return {}
+    ids = spec_for("quadrat_env/Zudecken-v0").every_id
+    return {env_id: optimum(rules_for(env_id).pack_size // 4, path) for env_id in ids}
+
+
+def optimum(ranks: int, record: Path = RESULTS / "zudecken_exact.json") -> float:
+    """The exact optimum of the pack of ``ranks`` ranks a suit, as the exact solver's record holds it
+    (never a copied number)."""
+    try:
+        entry = json.loads(record.read_text(encoding="utf-8"))["ranks"][str(ranks)]
+        value = float.fromhex(entry["hex"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{record}: no readable optimum for {ranks} ranks ({err})") from None
+    if not 0 < value <= 1:
+        raise ValueError(f"{record}: the optimum for {ranks} ranks is {value!r}, not a win rate")
+    return value

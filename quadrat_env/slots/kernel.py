@@ -52,10 +52,11 @@ MATCH = np.array([[[a < NO_CARD and b < NO_CARD and (a // 13 == b // 13 or (r an
                  dtype=np.int64)  # fmt: skip
 #: COVER[move, slot]: the move takes the slot away.
 COVER = np.array([[s in g for s in range(NUM_SLOTS)] for g in GROUPS], dtype=np.bool_)
-#: INDEX[pack == 52, card]: the card's place in its pack (the observation's one-hot position).
-INDEX = np.full((2, 52), -1, dtype=np.int64)
-for _row, _pack in enumerate((32, 52)):
-    INDEX[_row, list(PACKS[_pack])] = np.arange(_pack)
+#: INDEX[pack // 4, card]: the card's place in its pack of ``pack // 4`` ranks a suit (the
+#: observation's one-hot position); -1 for a card outside that pack.
+INDEX = np.full((14, 52), -1, dtype=np.int64)
+for _pack, _cards in PACKS.items():
+    INDEX[_pack // 4, list(_cards)] = np.arange(_pack)
 
 
 def _legal_table() -> np.ndarray:
@@ -96,7 +97,7 @@ def _write_counts(s, o, p):  # noqa: ANN001, ANN202
 @jit
 def deal(s, deck, o, p):  # noqa: ANN001, ANN201
     pack = p[P_PACK]
-    index = INDEX[1 if pack == 52 else 0]
+    index = INDEX[pack // 4]
     o[:] = 0.0
     s[:] = 0
     s[NEXT] = NUM_SLOTS
@@ -158,7 +159,7 @@ def advance(s, a, p):  # noqa: ANN001, ANN201
 @jit
 def play(s, a, o, p):  # noqa: ANN001, ANN201
     pack = p[P_PACK]
-    index = INDEX[1 if pack == 52 else 0]
+    index = INDEX[pack // 4]
     for i in range(NUM_SLOTS):  # the covered cards leave (a legal group has no empty slot)
         if COVER[a, i]:
             o[i * pack + index[s[SLOTS + i]]] = 0.0

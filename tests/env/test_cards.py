@@ -55,5 +55,19 @@ def test_bad_decks_say_what_is_wrong(deck, size, message):
 
 
 def test_check_pack_rejects_unknown_pack_size():
-    with pytest.raises(ValueError, match="32 or 52"):
-        check_pack(list(range(40)), 40)
+    with pytest.raises(ValueError, match=r"one of \[16, 20, .*52\], got 42"):
+        check_pack(list(range(42)), 42)
+
+
+def test_packs_of_every_rank_count_hold_the_highest_ranks_ace_first():
+    from quadrat_env.cards import FULL_PACK, PACKS, SKAT_PACK, card_code, ranks_pack
+
+    assert ranks_pack(13) == FULL_PACK and PACKS[52] == FULL_PACK and PACKS[32] == SKAT_PACK
+    assert ranks_pack(8) == SKAT_PACK and len(set(SKAT_PACK)) == 32
+    assert [card_code(c) for c in ranks_pack(4)[:4]] == ["AC", "JC", "QC", "KC"]
+    assert sorted(PACKS) == list(range(16, 53, 4))
+    for size, pack in PACKS.items():
+        assert len(pack) == len(set(pack)) == size and {c // 13 for c in pack} == {0, 1, 2, 3}
+    for bad in (3, 14, 8.0, True, "8"):
+        with pytest.raises(ValueError, match="ranks must be a whole number in 4..13"):
+            ranks_pack(bad)

@@ -17,6 +17,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import quadrat_env
 from quadrat_env import IllegalMove
 from quadrat_env.cards import format_cards
+from quadrat_env.registry import env_ids, short_name
 
 IDS = quadrat_env.ENV_IDS
 
@@ -264,8 +265,14 @@ def test_variants_through_kwargs():
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_env_docstring_is_the_spec_and_prints_the_layout(env_id):
+    """The class docstring prints the layout of each main ID; a rung's own table is added to its
+    env page (tests/repository/test_docs.py)."""
     env = gym.make(env_id).unwrapped
     doc = type(env).__doc__
+    if env_id not in env_ids(rungs=False):  # a rung: named by the documented scheme, its table on its page
+        assert "`Zudecken{4r}-v0`" in doc and short_name(env_id) == f"Zudecken{env.game.pack_size}"
+        assert env.observation_space.shape == (5 * env.game.pack_size + 9,)
+        return
     headings = ["Description", "Action Space", "Observation Space", "Rewards", "Episode End", "Arguments",
                 "Version History"]  # fmt: skip
     assert [h for h in headings if f"## {h}" in doc] == headings

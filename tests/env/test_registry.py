@@ -20,13 +20,47 @@ def test_every_id_is_reached_through_its_spec():
     for env_id in quadrat_env.ENV_IDS:
         spec = spec_for(env_id)
         env = gym.make(env_id).unwrapped
-        assert isinstance(env, spec.env_class) and env_id in spec.ids
+        assert isinstance(env, spec.env_class) and env_id in spec.every_id
         assert rules_for(env_id) == env.game  # the same rules, without making an env
         assert gym.spec(env_id).max_episode_steps == spec.max_episode_steps
     assert spec_for("quadrat_env:quadrat_env/Zudecken-v0") is ZUDECKEN
     assert short_names()["Quadrat52"] == "quadrat_env/Quadrat52-v0"
     with pytest.raises(ValueError, match="not a registered patience"):
         spec_for("CartPole-v1")
+
+
+def test_the_zudecken_ladder_is_registered_rung_by_rung():
+    """Rungs 4..13: 8 and 13 are the IDs that were there before; the others are ``rungs``, left
+    out of ``env_ids(rungs=False)`` (the benchmark's rows) and in every other list."""
+    from quadrat_env.games.zudecken import LADDER
+    from quadrat_env.registry import env_ids, jax_env_ids, jax_id
+
+    assert sorted(LADDER) == list(range(4, 14))
+    assert LADDER[8] == "quadrat_env/Zudecken32-v0" and LADDER[13] == "quadrat_env/Zudecken-v0"
+    for ranks, env_id in LADDER.items():
+        game = rules_for(env_id)
+        assert game.pack_size == 4 * ranks and len({c % 13 for c in game.pack}) == ranks
+        assert rules_for("quadrat_env/Zudecken-v0", ranks=ranks) == game
+        assert env_id in env_ids() and jax_id(env_id) in jax_env_ids()
+        assert (env_id in env_ids(rungs=False)) == (ranks in (8, 13))
+    assert set(env_ids()) - set(env_ids(rungs=False)) == set(ZUDECKEN.rungs)
+    assert len(jax_env_ids(rungs=False)) == len(env_ids(rungs=False))
+    with pytest.raises(ValueError, match="both an ID and a rung"):
+        GameSpec(name="X", rules=ZUDECKEN.rules, env_class=ZUDECKEN.env_class,
+                 vector_env_class=ZUDECKEN.vector_env_class, ids={"x/X-v0": {}},
+                 rungs={"x/X-v0": {}}, max_episode_steps=5)  # fmt: skip
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"ranks": 3}, "ranks must be a whole number in 4..13, got 3"),
+    ({"ranks": 14}, "ranks must be a whole number in 4..13, got 14"),
+    ({"ranks": 6.0}, "ranks must be a whole number, got 6.0"),
+    ({"ranks": 6, "n_cards": 32}, "n_cards=32 and ranks=6 disagree"),
+    ({"n_cards": 30}, "n_cards must be 4 x ranks"),
+])  # fmt: skip
+def test_a_bad_rung_is_a_clear_error(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        gym.make("quadrat_env/Zudecken-v0", **kwargs)
 
 
 def test_bad_registrations_are_refused():

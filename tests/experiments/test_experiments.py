@@ -205,7 +205,7 @@ def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path, monkey
     # one size and two games: each size compiles each game's scan three times (pool, fresh and
     # replayed deals) and its batched env; every game's JAX rules are played in tests/env/test_jax.py
     with monkeypatch.context() as two_games:
-        two_games.setattr(quadrat_env, "ENV_IDS", ("quadrat_env/Quadrille-v0", "quadrat_env/Zudecken32-v0"))
+        two_games.setattr(quadrat_env, "MAIN_IDS", ("quadrat_env/Quadrille-v0", "quadrat_env/Zudecken32-v0"))
         throughput.main(["--seconds", "0.01", "--jax", "only", "--jax-sizes", "16", "--out", str(tmp_path)])
     assert not (tmp_path / "throughput.json").exists()  # --jax only: the other measurements are not made
     data = json.loads((tmp_path / "throughput_jax_cpu.json").read_text())

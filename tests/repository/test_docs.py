@@ -56,6 +56,23 @@ def test_the_site_builds_in_strict_mode(built):
     assert leftovers == {}
 
 
+def test_every_ids_env_page_prints_its_own_observation_table():
+    """A rung of the ladder shares its class docstring with the others; its page adds its table."""
+    import importlib.util
+
+    import quadrat_env
+    from quadrat_env.registry import rules_for
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    for env_id in quadrat_env.ENV_IDS:
+        page = hooks.env_page(env_id)
+        missing = [line for line in rules_for(env_id).layout.table().splitlines() if line not in page]
+        assert missing == [], env_id
+        assert ("This ID's observation" in page) == (env_id not in quadrat_env.env_ids(rungs=False)), env_id
+
+
 @pytest.mark.parametrize("page", [p for p in PAGES if "```python" in p.read_text()], ids=lambda p: p.name)
 def test_the_python_examples_of_a_page_run(page, tmp_path):
     blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)

@@ -14,7 +14,10 @@ _DOC = """Zudecken: cover groups of upcards that match in suit or rank until eve
 
     ## Description
     Four upcards lie in a row, slots 0-3, dealt from the top of a 52-card stock (`Zudecken-v0`) or
-    of the 32-card Skat pack, 7 8 9 T J Q K A of each suit (`Zudecken32-v0`). A move covers a
+    of the 32-card Skat pack, 7 8 9 T J Q K A of each suit (`Zudecken32-v0`). The ladder of
+    difficulty: a pack of the `r` highest ranks of each suit, Ace high, for `r` = 4..13, is
+    `Zudecken{{4r}}-v0` (`Zudecken16-v0`: J Q K A, ..., `Zudecken48-v0`: 3 to A), with `Zudecken32-v0`
+    its rung 8 and `Zudecken-v0` its rung 13. A move covers a
     group of two or more upcards in which every card matches at least one other card of the group in
     suit or in rank, so three or even all four may be covered at once. Each covered slot receives the
     next stock card, in ascending slot order. Once the stock is used up a covered card is laid off
@@ -37,13 +40,14 @@ _DOC = """Zudecken: cover groups of upcards that match in suit or rank until eve
     | 11     | end the game (legal only when no group shows at the start) |
 
     ## Observation Space
-    `Box(0, 1, (5P + 9,), float32)` with `P` the pack size (shape 269 for 52 cards, 169 for 32).
-    Cards are indexed by their place `k` in the pack (52 cards: `suit*13 + rank`, rank 0 = Ace; the
-    Skat pack in the order A 7 8 9 T J Q K of clubs, then diamonds, hearts, spades). 52 cards:
+    `Box(0, 1, (5P + 9,), float32)` with `P` the pack size (shape 269 for 52 cards, 169 for 32, 89
+    for 16). Cards are indexed by their place `k` in the pack (52 cards: `suit*13 + rank`, rank 0 =
+    Ace; a pack of `r` ranks in the order A, then its other ranks from the lowest up, of clubs, then
+    diamonds, hearts, spades: the Skat pack A 7 8 9 T J Q K). 52 cards:
 
 {obs52}
 
-    32 cards:
+    32 cards (every pack of `r` ranks alike, with `P` = 4r in place of 32 and `r - 1` in place of 7):
 
 {obs32}
 
@@ -62,7 +66,8 @@ _DOC = """Zudecken: cover groups of upcards that match in suit or rank until eve
 
     ## Arguments
     `gym.make("quadrat_env/Zudecken-v0", win="cleared", cover="groups")` (52 cards) or
-    `"quadrat_env/Zudecken32-v0"` (32), with `n_cards` (32 or 52), and
+    `"quadrat_env/Zudecken32-v0"` (32), with `ranks` (4..13) or `n_cards` (4 x ranks: 16, 20, ...,
+    52), so `gym.make("quadrat_env/Zudecken-v0", ranks=6)` plays `Zudecken24-v0`'s rules, and
     `render_mode` (None, "ansi", "rgb_array" or "human"), `reward_mode` ("sparse" or "dense"),
     `illegal_action` ("penalize"; "end": also terminates the episode, lost; or "raise" an
     `IllegalMove`), `illegal_penalty` (>= 0).
@@ -74,6 +79,8 @@ _DOC = """Zudecken: cover groups of upcards that match in suit or rank until eve
     * v0 (quadrat-env 0.1.0): initial version.
     * quadrat-env 0.2.0: v0 behaves as before (the same behaviour digests for every default); new:
       `illegal_action="end"`, the 32-card pack as `n_cards=32` and its ID `Zudecken32-v0`.
+    * quadrat-env 0.3.0: v0 behaves as before; new: packs of 4 to 13 ranks (`ranks`, `n_cards` 16 to
+      52) and their IDs `Zudecken16-v0` ... `Zudecken48-v0`.
     """
 
 
@@ -83,8 +90,9 @@ class ZudeckenEnv(SlotEnv):
 
     rows = 1  # the upcards drawn in one row
 
-    def __init__(self, win: str = "cleared", cover: str = "groups", n_cards: int = 52, **kwargs: Any) -> None:
-        super().__init__(zudecken(win=win, cover=cover, n_cards=n_cards), **kwargs)
+    def __init__(self, win: str = "cleared", cover: str = "groups", n_cards: int | None = None,
+                 ranks: int | None = None, **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(zudecken(win=win, cover=cover, n_cards=n_cards, ranks=ranks), **kwargs)
 
 
 class ZudeckenVectorEnv(PatienceVectorEnv):

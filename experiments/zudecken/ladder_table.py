@@ -1,0 +1,140 @@
+"""The ladder's record, table and figure (``quadrat ladder`` writes them; ``ladder.py`` plays the cells).
+
+A row a rung; each player's win rate on the rung's held-out deals as a share of the rung's exact
+optimum; a learner's row is the interquartile mean (IQM) of its seeds with its 95% stratified
+bootstrap interval (rliable, as the benchmark's learned rows), a fixed player's its Wilson interval.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from quadrat_env.journal import replace_all
+
+#: The players' names in the table and figure, in the table's order.
+NAMES = {
+    "optimal": "optimal policy",
+    "planner": "planner",
+    "td": "TD(0) from the reward",
+    "greedy": "greedy",
+    "random": "random",
+    "solver": "clairvoyant (knows the stock)",
+}
+JOURNAL = ".ladder-journal.json"
+
+
+def summary(result: dict[str, Any]) -> dict[tuple[int, str], dict[str, Any]]:
+    """(ranks, player) -> its win rate, interval, share of the optimum, deals, seeds (and budget)."""
+    from quadrat_env.experiments.seed_rows import iqm
+
+    out = {}
+    for ranks_text, best in result["optimum"].items():
+        ranks = int(ranks_text)
+        for player in NAMES:
+            cells = [c for c in result["cells"] if c["ranks"] == ranks and c["player"] == player]
+            if not cells:
+                continue
+            if player == "td":
+                rate, (low, high) = iqm([c["win_rate"] for c in cells])
+            else:
+                rate, low, high = cells[0]["win_rate"], cells[0]["ci_low"], cells[0]["ci_high"]
+            row = {"win_rate": rate, "ci": [low, high], "share": rate / best,
+                   "share_ci": [low / best, high / best], "deals": cells[0]["episodes"],
+                   "seeds": len(cells) if player == "td" else None}  # fmt: skip
+            moves = {c.get("moves") for c in cells}
+            if player == "td" and None not in moves:
+                row["moves"] = sorted(moves)
+            out[ranks, player] = row
+    return out
+
+
+def share_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
+    """Each player's share of the rung's optimum (what the figure draws)."""
+    players = [p for p in NAMES if p != "solver"]
+    head = ["ranks", "cards", "exact optimum", *(NAMES[p] for p in players)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+    for ranks_text, best in result["optimum"].items():
+        ranks = int(ranks_text)
+        cells = []
+        for p in players:
+            row = rows.get((ranks, p))
+            cells.append("" if row is None else f"{row['share']:.1%}")
+        lines.append(f"| {ranks} | {4 * ranks} | {best:.2%} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
+    """Every cell's win rate with its 95% interval, deals, and a learner's seeds and budget."""
+    lines = ["| ranks | player | win rate | 95% interval | share of the optimum | deals | seeds, moves |",
+             "|---:|---|---:|---|---:|---:|---|"]  # fmt: skip
+    for ranks_text in result["optimum"]:
+        ranks = int(ranks_text)
+        for p, name in NAMES.items():
+            row = rows.get((ranks, p))
+            if row is None:
+                continue
+            low, high = row["ci"]
+            budget = "" if row["seeds"] is None else f"{row['seeds']} (IQM)"
+            if row.get("moves"):
+                budget += ", " + " / ".join(f"{m / 1e6:g}M" for m in row["moves"])
+            lines.append(f"| {ranks} | {name} | {row['win_rate']:.2%} | [{low:.2%}, {high:.2%}] | "
+                         f"{row['share']:.1%} | {row['deals']:,} | {budget} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> bytes:
+    """Share of the optimum against ranks a suit, a line per player with its 95% intervals."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.0, 4.4), dpi=150)
+    for p, marker in zip(("optimal", "planner", "td", "greedy", "random"), "osD^v", strict=True):
+        points = sorted((r, row) for (r, q), row in rows.items() if q == p)
+        if not points:
+            continue
+        x = [r for r, _ in points]
+        y = [100 * row["share"] for _, row in points]
+        err = [[100 * (row["share"] - row["share_ci"][0]) for _, row in points],
+               [100 * (row["share_ci"][1] - row["share"]) for _, row in points]]  # fmt: skip
+        ax.errorbar(x, y, yerr=err, marker=marker, capsize=3, label=NAMES[p])
+    ax.axhline(98, color="grey", lw=0.8, ls=":")
+    ax.set_xlabel("ranks a suit (cards = 4 x ranks)", fontsize=12)
+    ax.set_ylabel("share of the exact optimum (%)", fontsize=12)
+    ax.set_xticks([int(r) for r in result["optimum"]])
+    ax.tick_params(labelsize=11)
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=10, loc="lower left")
+    ax.set_title("Zudecken ladder: each player's share of the optimum, held-out deals", fontsize=12)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def markdown(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
+    return "\n\n".join([
+        "# The Zudecken ladder",
+        f"Held-out deals: {result['deals']:,} a rung (the planner {result['planner_deals']:,}); "
+        "rungs 8 and 13 are the benchmark's rows. Written by `quadrat ladder`.",
+        "## Share of the exact optimum", share_table(result, rows),
+        "## Win rates", rate_table(result, rows),
+    ]) + "\n"  # fmt: skip
+
+
+def write_result(result: dict[str, Any], out: Path) -> None:
+    """``ladder.json``, ``ladder.md`` and ``ladder.png`` into ``out``, as one change (a stop leaves
+    the three earlier files or the three new ones, never a mix)."""
+    rows = summary(result)
+    changes = {
+        out / "ladder.json": (json.dumps(result, indent=1) + "\n").encode(),
+        out / "ladder.md": markdown(result, rows).encode(),
+        out / "ladder.png": figure(result, rows),
+    }
+    replace_all(changes, out / JOURNAL)

@@ -1,0 +1,95 @@
+"""The Zudecken ladder command: rungs from the registry, optima from the exact record, cells kept and
+reused, the benchmark's rows for rungs 8 and 13, one line and exit 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("rliable")
+
+from quadrat_env.experiments.zudecken import ladder  # noqa: E402
+from quadrat_env.experiments.zudecken.ladder_table import summary  # noqa: E402
+
+
+def test_every_rung_is_registered_and_has_its_exact_optimum():
+    rungs = ladder.rungs()
+    assert list(rungs) == list(range(4, 14))
+    assert rungs[8] == "quadrat_env/Zudecken32-v0" and rungs[13] == "quadrat_env/Zudecken-v0"
+    record = json.loads((ladder.RESULTS / "zudecken_exact.json").read_text())["ranks"]
+    for r in rungs:
+        assert ladder.optimum(r) == float.fromhex(record[str(r)]["hex"])
+        assert abs(ladder.optimum(r) - record[str(r)]["value"]) < 1e-11
+    assert ladder.optimum(8) > ladder.optimum(9) > ladder.optimum(13)
+
+
+def test_a_bad_exact_record_is_named(tmp_path):
+    (tmp_path / "x.json").write_text('{"ranks": {"4": {"hex": "0x1.8p+1"}}}')
+    with pytest.raises(ValueError, match="not a win rate"):
+        ladder.optimum(4, tmp_path / "x.json")
+    with pytest.raises(ValueError, match="no readable optimum for 5 ranks"):
+        ladder.optimum(5, tmp_path / "x.json")
+
+
+def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, capsys):
+    work, out = tmp_path / "work", tmp_path / "out"
+    argv = [
+        "--ranks",
+        "4",
+        "4",
+        "--players",
+        "random",
+        "greedy",
+        "solver",
+        "optimal",
+        "td",
+        "--seeds",
+        "0",
+        "--td-moves",
+        "1024",
+        "--deals",
+        "60",
+        "--work",
+        str(work),
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    assert ladder.main(argv) == 0
+    result = json.loads((out / "ladder.json").read_text())
+    mine = {c["player"]: c for c in result["cells"] if c["ranks"] == 4}
+    assert set(mine) == {"random", "greedy", "solver", "optimal", "td"}
+    assert all(c["episodes"] == 60 and 0 <= c["win_rate"] <= 1 for c in mine.values())
+    assert mine["td"]["moves"] == 1024 and mine["td"]["learned_from"] == "the reward"
+    # the optimal policy wins about the optimum (97.6% with 4 ranks), greedy far less
+    assert mine["optimal"]["wins"] >= 52 > mine["greedy"]["wins"]
+    # rungs 8 and 13: the benchmark's rows, TD(0) with its committed budget
+    rows = summary(result)
+    assert rows[8, "td"]["seeds"] == 3 and rows[8, "td"]["moves"] == [60_000_000]
+    assert (8, "optimal") in rows and (13, "optimal") not in rows
+    table = (out / "ladder.md").read_text()
+    assert "| 4 | 16 | 97.57% |" in table and (out / "ladder.png").stat().st_size > 10_000
+    # a second run plays nothing: every cell asked for is kept
+    monkeypatch.setattr(ladder, "play_cell", lambda *a: pytest.fail("a kept cell was played again"))
+    monkeypatch.setattr(ladder, "td_cell", lambda *a: pytest.fail("a kept TD cell was played again"))
+    assert ladder.main(argv) == 0
+    assert json.loads((out / "ladder.json").read_text())["cells"] == result["cells"]
+    # and a fresh work folder still has the committed cells of --out's ladder.json
+    fresh = ["--deals", "60", "--work", str(tmp_path / "fresh"), "--out", str(out), "--tables-only"]
+    assert ladder.main(fresh) == 0
+    assert json.loads((out / "ladder.json").read_text())["cells"] == result["cells"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--ranks", "3", "5"], "--ranks must be LOW HIGH with 4 <= LOW <= HIGH <= 13"),
+    (["--ranks", "9", "5"], "--ranks must be LOW HIGH"),
+    (["--deals", "0"], "--deals, --planner-deals, --jobs and --td-moves must be >= 1"),
+    (["--seeds", "1", "1"], "--seeds must be distinct"),
+    (["--players", "oracle"], "invalid choice"),
+])  # fmt: skip
+def test_bad_arguments_are_one_line_and_exit_2(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as stop:
+        ladder.main([*argv, "--work", str(tmp_path), "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and "Traceback" not in err
