@@ -192,7 +192,8 @@ def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
     )
     p.add_argument("--baselines", nargs="*", choices=("greedy", "planner", "optimal"),
                    default=["greedy"],
-                   help="played on the same deals (optimal: the exact policy, Zudecken32 only)")  # fmt: skip
+                   help="played on the same deals (optimal: the exact policy, Zudecken of up to "
+                        "10 ranks)")  # fmt: skip
     p.add_argument("--batch", type=at_least(1), default=MODEL_BATCH,
                    help=f"deals a --model plays side by side (default {MODEL_BATCH}, the benchmark's, so a "
                         "shipped model wins what the benchmark's table says; the bench.md records in "
@@ -208,8 +209,8 @@ def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
                         "optimum where known (needs matplotlib: the train extra)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--no-optimum", action="store_true",
-                   help="skip the exact optimum beside the rows (Zudecken32: 30-90 s and about 1 GB to "
-                        "solve the first time on 2 cores, then read from disk)")  # fmt: skip
+                   help="skip the exact optimum beside the rows (every Zudecken pack's is read from "
+                        "the exact solver's committed record)")  # fmt: skip
     return p
 
 
@@ -233,7 +234,9 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, str]:
     if args.plot and importlib.util.find_spec("matplotlib") is None:  # found before any deal is played
         p.error("--plot needs matplotlib: pip install 'quadrat-env[train]'")
     if "optimal" in args.baselines and not agent_available("optimal", env_id):
-        p.error(f"--baselines optimal: no exact policy for {env_id} (Zudecken variants up to 32 cards)")
+        p.error(
+            f"--baselines optimal: no exact policy for {env_id} (Zudecken packs of up to 10 ranks, 40 cards)"
+        )
     try:  # build it here first, so that a bad agent or model is one clear line before any play
         agent = load_agent(("model", str(args.model), args.algo) if args.model else ("agent", args.agent),
                            env_id)  # fmt: skip

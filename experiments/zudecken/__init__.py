@@ -69,10 +69,10 @@ def recorded_optima(results: Path = RESULTS) -> dict[str, float]:
     if not path.is_file():
         return {}
     ids = spec_for("quadrat_env/Zudecken-v0").every_id
-    return {env_id: optimum(rules_for(env_id).pack_size // 4, path) for env_id in ids}
+    return {env_id: rung_optimum(rules_for(env_id).pack_size // 4, path) for env_id in ids}
 
 
-def optimum(ranks: int, record: Path = RESULTS / "zudecken_exact.json") -> float:
+def rung_optimum(ranks: int, record: Path = RESULTS / "zudecken_exact.json") -> float:
     """The exact optimum of the pack of ``ranks`` ranks a suit, as the exact solver's record holds it
     (never a copied number)."""
     try:

@@ -45,7 +45,7 @@ class Collection:
     #: > 0: the behaviour network plays this many deals side by side (``play_side_by_side``).
     width: int = 0
     #: The game; and whether each move is labelled with its exact optimal value (the exact
-    #: solver's, ``quadrat_env.agents.zudecken.optimal.OptimalAgent``: packs of up to 32 cards).
+    #: solver's, ``quadrat_env.agents.zudecken.optimal.OptimalAgent``: packs of up to 40 cards).
     env_id: str = ENV_ID
     exact: bool = False
 

@@ -17,9 +17,20 @@ LOSSES = {
     "softmax": "softmax of the winning moves",
     "ranked": "per-move BCE and ranking",
 }
-#: The games imitate trains on; on the 32-card pack the labels are the exact solver's values.
+#: The games imitate trains on: 52 cards with the clairvoyant solver's labels, and every rung of the
+#: ladder the exact solver plays (4 to 10 ranks a suit) with its exact optimal values as labels.
 EXACT_ID = "quadrat_env/Zudecken32-v0"
-ENV_IDS = (ENV_ID, EXACT_ID)
+
+
+def _exact_ids() -> tuple[str, ...]:
+    from quadrat_env.registry import rules_for, spec_for
+
+    sizes = {i: rules_for(i).pack_size for i in spec_for(ENV_ID).every_id}
+    return tuple(sorted((i for i, size in sizes.items() if size <= 40), key=sizes.__getitem__))
+
+
+EXACT_IDS = _exact_ids()
+ENV_IDS = (ENV_ID, *EXACT_IDS)
 LR_DECAYS = ("none", "cosine")
 
 
@@ -34,8 +45,9 @@ class Settings:
     text is one), resolved. The run folder's ``config.yml`` is this object (with, once made, how
     round 0's labels were made)."""
 
-    env_id: str = _opt(ENV_ID, "the game: Zudecken (52 cards; the solver's labels) or Zudecken32 (the "
-                       "exact optimal values as labels)", choices=ENV_IDS, flag="--env")  # fmt: skip
+    env_id: str = _opt(ENV_ID, "the game: Zudecken (52 cards; the solver's labels) or a pack of up to 10 "
+                       "ranks, Zudecken16 ... Zudecken40 (the exact optimal values as labels)",
+                       choices=ENV_IDS, flag="--env")  # fmt: skip
     algo: str = "maskable_ppo"
     method: str = ""
     seed: int = _opt(0, "training seed (its deals, the network's initial weights)")
@@ -117,7 +129,7 @@ class Settings:
     @property
     def exact(self) -> bool:
         """Labels are the exact optimal values (the exact solver plays this pack)."""
-        return self.env_id == EXACT_ID
+        return self.env_id in EXACT_IDS
 
     def collection(self, first: bool) -> Collection:
         width = 0 if first else self.play_batch

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from quadrat_env.agents import available, evaluate, make
-from quadrat_env.experiments.zudecken import RESULTS, optimum
-from quadrat_env.experiments.zudecken.ladder_table import write_result
+from quadrat_env.experiments.zudecken import RESULTS
+from quadrat_env.experiments.zudecken import ladder_learners as learners
+from quadrat_env.experiments.zudecken import rung_optimum as optimum
+from quadrat_env.experiments.zudecken.ladder_table import PAGE, write_result
 
 from quadrat_env import seeds
 from quadrat_env.extras import command
@@ -35,11 +35,11 @@ from quadrat_env.files import atomic_write
 from quadrat_env.registry import rules_for, short_name, spec_for
 
 ZU = "quadrat_env/Zudecken-v0"
-#: The players, in the table's order; ``td`` learns (one cell a training seed).
-PLAYERS = ("optimal", "planner", "td", "greedy", "random", "solver")
-#: How the benchmark names the players it shares with the ladder (rungs 8 and 13).
-BENCHMARK_NAMES = {"solver": "solver (knows the stock)", "td": "rl"}
-MODEL_BATCH = 1024  # the benchmark's batch for a network's deals (its MODEL_BATCH)
+#: The players, in the table's order; the learners (``ladder_learners``) have a cell a training seed.
+PLAYERS = ("optimal", "planner", "imitation", "td", "greedy", "random", "solver")
+#: How the benchmark names the players it shares with the ladder (rungs 8 and 13): the learners by
+#: their kind (``algo``) and how they learned.
+BENCHMARK_NAMES = {"solver": "solver (knows the stock)", "td": "rl", "imitation": "maskable_ppo"}
 MODELS = RESULTS.parent / "experiments" / "models"  # the committed models, their configs and summaries
 
 
@@ -61,18 +61,26 @@ def benchmark_cells(env_id: str, ranks: int, bench: Path) -> list[dict[str, Any]
     for player in PLAYERS:
         name = BENCHMARK_NAMES.get(player, player)
         for row in rows:
-            if row["env_id"] == env_id and (
-                row.get("algo") == name if player == "td" else row["agent"] == name
-            ):
-                cell = _cell(row, ranks, player, row.get("train_seed"), "results/benchmark.json")
-                if player == "td":  # its budget, from the committed run's config
-                    import yaml
-
-                    config = MODELS / "configs" / f"{short_name(env_id)}-rl-seed{cell['seed']}.yml"
-                    cell.update({"moves": yaml.safe_load(config.read_text(encoding="utf-8"))["n_moves"],
-                                 "learned_from": row.get("learned_from", "the reward")})  # fmt: skip
-                out.append(cell)
+            learned = player in learners.LEARNERS
+            if row["env_id"] != env_id or (row.get("algo") if learned else row["agent"]) != name:
+                continue
+            if learned and row.get("learned_from") != learners.LEARNERS[player][2]:
+                continue  # 52 cards: MaskablePPO imitated the clairvoyant solver, not exact values
+            out.append(_cell(row, ranks, player, row.get("train_seed"), "results/benchmark.json"))
+            if learned:
+                out[-1].update(_committed_budget(env_id, name, out[-1]["seed"], row["learned_from"]))
     return out
+
+
+def _committed_budget(env_id: str, kind: str, seed: int, learned_from: str) -> dict[str, Any]:
+    """A committed learner's budget and how it learned, from its run's config."""
+    import yaml
+
+    path = MODELS / "configs" / f"{short_name(env_id)}-{kind}-seed{seed}.yml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if "n_moves" in config:
+        return {"learned_from": learned_from, "moves": config["n_moves"]}
+    return {"learned_from": learned_from, "deals_labelled": config["deals_per_round"] * config["rounds"]}
 
 
 def _cell(row: dict[str, Any], ranks: int, player: str, seed: int | None, source: str) -> dict[str, Any]:
@@ -96,76 +104,6 @@ def play_cell(env_id: str, ranks: int, player: str, args: argparse.Namespace) ->
     summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(deals), progress=not args.no_progress,
                           n_envs=128)  # fmt: skip
     return _cell(summary.as_dict(), ranks, player, None, "ladder")
-
-
-def td_cell(env_id: str, ranks: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
-    """A finished TD(0) run's model on the rung's held-out deals, with the run's budget."""
-    import torch
-    import yaml
-    from quadrat_env.agents.sb3_agent import SB3Agent
-
-    torch.set_num_threads(1)
-    run_dir = td_dir(args.work, env_id, seed)
-    agent = SB3Agent.load(run_dir / "model.zip", "maskable_ppo", env_id, name="rl")
-    summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(args.deals), progress=not args.no_progress,
-                          n_envs=MODEL_BATCH)  # fmt: skip
-    run = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    budget = yaml.safe_load((run_dir / "config.yml").read_text(encoding="utf-8"))["n_moves"]
-    cell = _cell(summary.as_dict(), ranks, "td", seed, "ladder")
-    cell.update({"moves": budget, "train_seconds": run["seconds"], "learned_from": "the reward",
-                 "network": "zudecken-afterstates", "run": str(run_dir)})  # fmt: skip
-    return cell
-
-
-def td_dir(work: Path, env_id: str, seed: int) -> Path:
-    return work / "td" / f"{short_name(env_id)}-seed{seed}"
-
-
-def td_command(env_id: str, seed: int, work: Path, moves: int | None = None) -> list[str]:
-    """``td``'s command for the run (``td.yml``'s budget for the rung unless ``moves``): ``--resume``
-    from its checkpoint, ``--overwrite`` of a run that stopped before its first checkpoint (nothing
-    finished is there to lose)."""
-    run_dir = td_dir(work, env_id, seed)
-    cmd = [sys.executable, "-m", "quadrat_env.experiments.td", "--env", env_id, "--seed", str(seed),
-           "--out", str(work), "--no-progress", *(["--moves", str(moves)] if moves else [])]  # fmt: skip
-    if (run_dir / "checkpoint.npz").is_file():
-        return [*cmd, "--resume"]
-    return [*cmd, "--overwrite"] if run_dir.exists() else cmd
-
-
-def train_all(todo: list[tuple[int, str, int]], args: argparse.Namespace) -> list[str]:
-    """Train the TD(0) runs not yet finished, ``--jobs`` at once (each ``td`` process one core, its
-    own checkpoints); each finished run's cell is written as it ends. Returns the failures."""
-    waiting, running, failed = list(todo), [], []
-    try:
-        while waiting or running:
-            while waiting and len(running) < args.jobs:
-                ranks, env_id, seed = waiting.pop(0)
-                if not (td_dir(args.work, env_id, seed) / "summary.json").is_file():
-                    print(f"ladder: training TD(0) on {short_name(env_id)}, seed {seed}", flush=True)
-                    running.append(
-                        (
-                            ranks,
-                            env_id,
-                            seed,
-                            subprocess.Popen(td_command(env_id, seed, args.work, args.td_moves)),
-                        )
-                    )
-                else:
-                    running.append((ranks, env_id, seed, None))
-            time.sleep(0.2 if any(p is None for *_, p in running) else 2.0)
-            for job in [j for j in running if j[3] is None or j[3].poll() is not None]:
-                running.remove(job)
-                ranks, env_id, seed, proc = job
-                if proc is not None and proc.returncode != 0:
-                    failed.append(f"TD(0) on {short_name(env_id)} seed {seed}: td exited {proc.returncode}")
-                    continue
-                keep(cell_file(args.work, env_id, "td", seed), td_cell(env_id, ranks, seed, args))
-    finally:  # Ctrl-C reaches the td processes too; they checkpoint and stop: wait for them
-        for *_, proc in running:
-            if proc is not None:
-                proc.wait()
-    return failed
 
 
 def keep(path: Path, cell: dict[str, Any]) -> None:
@@ -197,15 +135,22 @@ def run(args: argparse.Namespace) -> list[str]:
         if env_id in spec_for(ZU).ids:  # the benchmark's rows
             continue
         for player in args.players:
-            if player == "td":
-                todo += [(ranks, env_id, s) for s in args.seeds
-                         if read_cell(cell_file(args.work, env_id, "td", s), args.deals) is None]  # fmt: skip
+            if player in learners.LEARNERS:
+                if player == "imitation" and not available("optimal", env_id):
+                    continue  # no exact values to imitate above 10 ranks
+                cells = {s: cell_file(args.work, env_id, player, s) for s in args.seeds}
+                missing = [s for s, c in cells.items() if read_cell(c, args.deals) is None]
+                todo += [(player, ranks, env_id, s) for s in missing]
             elif player != "optimal" or available("optimal", env_id):
                 deals = args.planner_deals if player == "planner" else args.deals
                 path = cell_file(args.work, env_id, player)
                 if read_cell(path, deals) is None:
                     keep(path, play_cell(env_id, ranks, player, args))
-    return train_all(todo, args) if todo else []
+
+    def kept(learner: str, env_id: str, seed: int, cell: dict[str, Any]) -> None:
+        keep(cell_file(args.work, env_id, learner, seed), cell)
+
+    return learners.train_all(todo, args, kept) if todo else []
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
@@ -221,7 +166,8 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             continue
         for player in PLAYERS:
             deals = args.planner_deals if player == "planner" else args.deals
-            pattern = f"{short_name(env_id)}-{player}{'-seed*' if player == 'td' else ''}.json"
+            seeded = "-seed*" if player in learners.LEARNERS else ""
+            pattern = f"{short_name(env_id)}-{player}{seeded}.json"
             found = sorted(args.work.glob(f"cells/{pattern}"), key=lambda p: p.name)
             mine = [c for path in found if (c := read_cell(path, deals)) is not None]
             seen = {c.get("seed") for c in mine}
@@ -236,19 +182,29 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quadrat ladder", description=__doc__.splitlines()[0])
     p.add_argument("--ranks", type=int, nargs=2, default=[4, 13], metavar=("LOW", "HIGH"),
                    help="the rungs, ranks a suit (default: 4 13)")  # fmt: skip
-    p.add_argument("--players", nargs="+", choices=PLAYERS, default=list(PLAYERS))
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="TD(0) training seeds")
+    p.add_argument(
+        "--players",
+        nargs="+",
+        choices=PLAYERS,
+        default=list(PLAYERS),
+        help="default: all (imitation: rungs of up to 10 ranks)",
+    )
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="the learners' training seeds")
     p.add_argument("--deals", type=int, default=10_000, help="held-out deals a rung (default 10,000)")
     p.add_argument("--planner-deals", type=int, default=1_000, help="the planner's (default 1,000)")
-    p.add_argument("--jobs", type=int, default=1, help="TD(0) runs trained at once, one core each")
+    p.add_argument("--jobs", type=int, default=1, help="learners' runs trained at once, one core each")
     p.add_argument("--td-moves", type=int, metavar="MOVES",
                    help="each TD(0) run's budget (default: td.yml's for the rung)")  # fmt: skip
+    p.add_argument("--imitation-deals", type=int, default=learners.IMITATION_DEALS, metavar="DEALS",
+                   help="deals each imitation run labels (default: the 32-card models' 60,000)")  # fmt: skip
     p.add_argument("--work", type=Path, default=Path("runs") / "ladder", help="where cells and runs are kept")
     p.add_argument("--out", type=Path, default=RESULTS, help="where ladder.{json,md,png} go")
     p.add_argument("--benchmark", type=Path, default=RESULTS / "benchmark.json",
                    help="the benchmark's rows of rungs 8 and 13")  # fmt: skip
     p.add_argument("--tables-only", action="store_true", help="play nothing: the table and figure from "
                    "the cells kept so far (and --out's ladder.json)")  # fmt: skip
+    p.add_argument("--update-docs", action="store_true", help=f"the tables into {PAGE} too (run from the "
+                   "repository root)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true")
     return p
 
@@ -260,14 +216,18 @@ def main(argv: list[str] | None = None) -> int:
     low, high = args.ranks
     if not 4 <= low <= high <= 13:
         p.error(f"--ranks must be LOW HIGH with 4 <= LOW <= HIGH <= 13, got {low} {high}")
-    if min(args.deals, args.planner_deals, args.jobs, args.td_moves or 1) < 1:
-        p.error("--deals, --planner-deals, --jobs and --td-moves must be >= 1")
+    if min(args.deals, args.planner_deals, args.jobs, args.td_moves or 1, args.imitation_deals) < 1:
+        p.error("--deals, --planner-deals, --jobs, --td-moves and --imitation-deals must be >= 1")
     if min(args.seeds) < 0 or len(set(args.seeds)) < len(args.seeds):
         p.error(f"--seeds must be distinct whole numbers >= 0, got {args.seeds}")
     try:
+        if args.update_docs and not PAGE.is_file():
+            raise ValueError(
+                f"--update-docs writes {PAGE}, which is not here: run it from the repository root"
+            )
         failed = [] if args.tables_only else run(args)
         result = collect(args)
-        write_result(result, args.out)
+        write_result(result, args.out, args.update_docs, "quadrat ladder " + " ".join(argv or sys.argv[1:]))
     except (OSError, ValueError) as err:
         p.error(str(err))
     for line in failed:

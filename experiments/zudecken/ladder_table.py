@@ -12,18 +12,26 @@ import json
 from pathlib import Path
 from typing import Any
 
+from quadrat_env.experiments.common.pages import updated_page
+
 from quadrat_env.journal import replace_all
 
 #: The players' names in the table and figure, in the table's order.
 NAMES = {
     "optimal": "optimal policy",
     "planner": "planner",
+    "imitation": "imitating the exact values",
     "td": "TD(0) from the reward",
     "greedy": "greedy",
     "random": "random",
     "solver": "clairvoyant (knows the stock)",
 }
+#: The learners: a cell a training seed, their row the seeds' IQM.
+LEARNED = ("imitation", "td")
 JOURNAL = ".ladder-journal.json"
+#: Where ``--update-docs`` puts the tables (relative to the repository root), between these markers.
+PAGE = Path("docs") / "ladder.md"
+MARKERS = ("<!-- ladder:start -->", "<!-- ladder:end -->")
 
 
 def summary(result: dict[str, Any]) -> dict[tuple[int, str], dict[str, Any]]:
@@ -37,18 +45,27 @@ def summary(result: dict[str, Any]) -> dict[tuple[int, str], dict[str, Any]]:
             cells = [c for c in result["cells"] if c["ranks"] == ranks and c["player"] == player]
             if not cells:
                 continue
-            if player == "td":
+            if player in LEARNED:
                 rate, (low, high) = iqm([c["win_rate"] for c in cells])
             else:
                 rate, low, high = cells[0]["win_rate"], cells[0]["ci_low"], cells[0]["ci_high"]
             row = {"win_rate": rate, "ci": [low, high], "share": rate / best,
                    "share_ci": [low / best, high / best], "deals": cells[0]["episodes"],
-                   "seeds": len(cells) if player == "td" else None}  # fmt: skip
-            moves = {c.get("moves") for c in cells}
-            if player == "td" and None not in moves:
-                row["moves"] = sorted(moves)
+                   "seeds": len(cells) if player in LEARNED else None}  # fmt: skip
+            budgets = {_budget(c) for c in cells}
+            if player in LEARNED and "" not in budgets:
+                row["budget"] = sorted(budgets)
             out[ranks, player] = row
     return out
+
+
+def _budget(cell: dict[str, Any]) -> str:
+    """A learner's budget in words: TD(0)'s moves, imitation's labelled deals."""
+    if "moves" in cell:
+        return f"{cell['moves'] / 1e6:g}M moves"
+    if "deals_labelled" in cell:
+        return f"{cell['deals_labelled'] / 1e3:g}k deals labelled"
+    return ""
 
 
 def share_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
@@ -68,7 +85,7 @@ def share_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, An
 
 def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
     """Every cell's win rate with its 95% interval, deals, and a learner's seeds and budget."""
-    lines = ["| ranks | player | win rate | 95% interval | share of the optimum | deals | seeds, moves |",
+    lines = ["| ranks | player | win rate | 95% interval | share of the optimum | deals | seeds, budget |",
              "|---:|---|---:|---|---:|---:|---|"]  # fmt: skip
     for ranks_text in result["optimum"]:
         ranks = int(ranks_text)
@@ -78,8 +95,8 @@ def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any
                 continue
             low, high = row["ci"]
             budget = "" if row["seeds"] is None else f"{row['seeds']} (IQM)"
-            if row.get("moves"):
-                budget += ", " + " / ".join(f"{m / 1e6:g}M" for m in row["moves"])
+            if row.get("budget"):
+                budget += ", " + " / ".join(row["budget"])
             lines.append(f"| {ranks} | {name} | {row['win_rate']:.2%} | [{low:.2%}, {high:.2%}] | "
                          f"{row['share']:.1%} | {row['deals']:,} | {budget} |")  # fmt: skip
     return "\n".join(lines)
@@ -93,7 +110,9 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.0, 4.4), dpi=150)
-    for p, marker in zip(("optimal", "planner", "td", "greedy", "random"), "osD^v", strict=True):
+    for p, marker in zip(
+        ("optimal", "planner", "imitation", "td", "greedy", "random"), "osPD^v", strict=True
+    ):
         points = sorted((r, row) for (r, q), row in rows.items() if q == p)
         if not points:
             continue
@@ -109,7 +128,7 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
     ax.tick_params(labelsize=11)
     ax.set_ylim(0, 105)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=10, loc="lower left")
+    ax.legend(fontsize=10, loc="center right")  # between the near-optimal players and greedy
     ax.set_title("Zudecken ladder: each player's share of the optimum, held-out deals", fontsize=12)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -118,23 +137,28 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
     return buf.getvalue()
 
 
-def markdown(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
+def tables(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
     return "\n\n".join([
-        "# The Zudecken ladder",
-        f"Held-out deals: {result['deals']:,} a rung (the planner {result['planner_deals']:,}); "
-        "rungs 8 and 13 are the benchmark's rows. Written by `quadrat ladder`.",
-        "## Share of the exact optimum", share_table(result, rows),
-        "## Win rates", rate_table(result, rows),
+        f"Held-out deals: {result['deals']:,} a rung (the planner {result['planner_deals']:,}); rungs 8 "
+        "and 13 are the benchmark's rows. Each player's share of the rung's exact optimum:",
+        share_table(result, rows),
+        "Every cell's win rate with its 95% interval (a learner: the IQM of its seeds), its deals, and a "
+        "learner's seeds and budget a seed:",
+        rate_table(result, rows),
     ]) + "\n"  # fmt: skip
 
 
-def write_result(result: dict[str, Any], out: Path) -> None:
-    """``ladder.json``, ``ladder.md`` and ``ladder.png`` into ``out``, as one change (a stop leaves
-    the three earlier files or the three new ones, never a mix)."""
+def write_result(result: dict[str, Any], out: Path, update_docs: bool = False, command: str = "") -> None:
+    """``ladder.json``, ``ladder.md`` and ``ladder.png`` into ``out`` (with ``update_docs`` the tables
+    into ``docs/ladder.md`` too), as one change: a stop leaves the earlier files or the new ones,
+    never a mix."""
     rows = summary(result)
     changes = {
         out / "ladder.json": (json.dumps(result, indent=1) + "\n").encode(),
-        out / "ladder.md": markdown(result, rows).encode(),
+        out / "ladder.md": f"# The Zudecken ladder\n\nBy `{command}`.\n\n{tables(result, rows)}".encode(),
         out / "ladder.png": figure(result, rows),
     }
-    replace_all(changes, out / JOURNAL)
+    if update_docs:
+        text = updated_page(PAGE.read_text(encoding="utf-8"), tables(result, rows), command, MARKERS, PAGE)
+        changes[PAGE] = text.encode()
+    replace_all(changes, (Path(".") if update_docs else out) / JOURNAL)

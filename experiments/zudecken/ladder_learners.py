@@ -1,0 +1,116 @@
+"""The ladder's learners: each trains a seed on a rung in its own process (its own command, which
+checkpoints and resumes), then its model plays the rung's held-out deals.
+
+* ``td``: afterstate TD(0) from the reward (``quadrat_env.experiments.td``, ``td.yml``'s budget for
+  the rung);
+* ``imitation``: the afterstate network imitating the exact optimal values
+  (``quadrat_env.experiments.zudecken.imitate``) with the settings of the committed 32-card models
+  (``experiments/models/configs/Zudecken32-maskable_ppo-seed*.yml``): rungs of up to 10 ranks,
+  whose exact tables the optimal agent solves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from quadrat_env.agents import evaluate
+
+from quadrat_env import seeds
+from quadrat_env.registry import short_name
+
+#: Each learner's module, the file its finished run holds, and how it learned (the tables' words).
+LEARNERS = {
+    "td": ("quadrat_env.experiments.td", "summary.json", "the reward"),
+    "imitation": ("quadrat_env.experiments.zudecken.imitate", "rounds.json", "exact values"),
+}
+#: The committed 32-card imitation's settings (its configs), for every rung.
+IMITATION_FLAGS = ("--rounds", "1", "--epochs", "8", "--eval-every", "2", "--loss", "ranked",
+                   "--lr-decay", "cosine", "--channels", "64", "--jobs", "1")  # fmt: skip
+IMITATION_DEALS = 60_000
+MODEL_BATCH = 1024  # the benchmark's batch for a network's deals (its MODEL_BATCH)
+
+
+def run_dir(work: Path, learner: str, env_id: str, seed: int) -> Path:
+    return work / learner / f"{short_name(env_id)}-seed{seed}"
+
+
+def finished(work: Path, learner: str, env_id: str, seed: int) -> bool:
+    folder = run_dir(work, learner, env_id, seed)
+    return (folder / LEARNERS[learner][1]).is_file() and (folder / "model.zip").is_file()
+
+
+def command(learner: str, env_id: str, seed: int, work: Path, moves: int | None = None,
+            deals: int = IMITATION_DEALS) -> list[str]:  # fmt: skip
+    """The learner's command for the run (TD(0): ``moves`` a seed if given; imitation: ``deals``
+    labelled): ``--resume`` from its
+    checkpoint, ``--overwrite`` of a run that stopped before its first checkpoint (nothing finished
+    is there to lose)."""
+    folder = run_dir(work, learner, env_id, seed)
+    cmd = [sys.executable, "-m", LEARNERS[learner][0], "--env", env_id, "--seed", str(seed)]
+    if learner == "td":
+        cmd += ["--out", str(work), "--no-progress", *(["--moves", str(moves)] if moves else [])]
+    else:
+        cmd += ["--out", str(work / learner), "--deals-per-round", str(deals), *IMITATION_FLAGS]
+    if (folder / "checkpoint.npz").is_file():
+        return [*cmd, "--resume"]
+    return [*cmd, "--overwrite"] if folder.exists() else cmd
+
+
+def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
+    """A finished run's model on the rung's held-out deals, with how it learned and its budget."""
+    import torch
+    import yaml
+    from quadrat_env.agents.sb3_agent import SB3Agent
+
+    torch.set_num_threads(1)
+    folder = run_dir(args.work, learner, env_id, seed)
+    agent = SB3Agent.load(folder / "model.zip", "maskable_ppo", env_id, name=learner)
+    summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(args.deals), progress=not args.no_progress,
+                          n_envs=MODEL_BATCH)  # fmt: skip
+    config = yaml.safe_load((folder / "config.yml").read_text(encoding="utf-8"))
+    keep = ("env_id", "episodes", "wins", "win_rate", "ci_low", "ci_high", "seconds")
+    out = {"ranks": ranks, "player": learner, **{k: summary.as_dict()[k] for k in keep}, "source": "ladder",
+           "seed": seed, "learned_from": LEARNERS[learner][2], "network": "zudecken-afterstates",
+           "run": str(folder)}  # fmt: skip
+    if learner == "td":
+        out["moves"] = config["n_moves"]
+    else:
+        out["deals_labelled"] = config["deals_per_round"] * config["rounds"]
+    return out
+
+
+def train_all(todo: list[tuple[str, int, str, int]], args: argparse.Namespace,
+              keep: Any) -> list[str]:  # fmt: skip
+    """Train the runs of ``todo`` (learner, ranks, env ID, seed) not yet finished, ``--jobs`` at
+    once (a process each, one core); each finished run's cell goes to ``keep(learner, env_id, seed,
+    cell)`` as it ends. Returns the failures."""
+    waiting, running, failed = list(todo), [], []
+    try:
+        while waiting or running:
+            while waiting and len(running) < args.jobs:
+                learner, ranks, env_id, seed = job = waiting.pop(0)
+                proc = None
+                if not finished(args.work, learner, env_id, seed):
+                    print(f"ladder: training {learner} on {short_name(env_id)}, seed {seed}", flush=True)
+                    proc = subprocess.Popen(
+                        command(learner, env_id, seed, args.work, args.td_moves, args.imitation_deals)
+                    )
+                running.append((job, proc))
+            time.sleep(0.2 if any(p is None for _, p in running) else 2.0)
+            for job, proc in [j for j in running if j[1] is None or j[1].poll() is not None]:
+                running.remove((job, proc))
+                learner, ranks, env_id, seed = job
+                if proc is not None and proc.returncode != 0:
+                    failed.append(f"{learner} on {short_name(env_id)} seed {seed}: exited {proc.returncode}")
+                    continue
+                keep(learner, env_id, seed, cell(learner, env_id, ranks, seed, args))
+    finally:  # Ctrl-C reaches the training processes too; they checkpoint and stop: wait for them
+        for _, proc in running:
+            if proc is not None:
+                proc.wait()
+    return failed
