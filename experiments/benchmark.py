@@ -145,6 +145,7 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
                                  progress=not args.no_progress, n_envs=n_envs)  # fmt: skip
     if kind == "optimal":  # the same table the agent played from, completed from the opening
         extra = {"exact_optimum": agent.optimum()}
+    extra["decisions"] = int(episodes.steps.sum())  # the time a decision, from this run
     seed_tag = f"-seed{extra['train_seed']}" if "train_seed" in extra else ""
     write_deals(args.out / "deals" / f"{env_name(env_id)}-{agent.name}{seed_tag}.csv", episodes)
     print(f"{env_id:<26} {agent.name:<13}{extra.get('train_seed', '')!s:>2} "
@@ -223,6 +224,9 @@ def markdown(result: dict[str, Any], per_seed: bool = True) -> str:
             lines.append(
                 f"| {name} | exact optimum (agents.zudecken.exact) | – | {best:.2%} | – | 100% | – | – | – |"
             )
+    lines += [""] + [f"The planner took {1000 * r['seconds'] / r['decisions']:.1f} ms a decision on "
+                     f"{env_name(r['env_id'])} in this run ({r['decisions']:,} decisions)."
+                     for r in rows if r["agent"] == "planner" and r.get("decisions")]  # fmt: skip
     lines += ["", "| env | learned agent | learned from | training seeds | IQM | 95% bootstrap CI "
               "| mean win rate | std | min–max | illegal rate |",
               "|---|---|---|---:|---:|---|---:|---:|---|---:|"]  # fmt: skip

@@ -46,6 +46,12 @@ def test_benchmark_json_schema(models, tmp_path):
     assert {s["algo"] for s in result["learned"]} == {"ppo", "maskable_ppo"}
     assert (out / "benchmark.md").read_text().startswith("| env | agent |")
     assert (out / "win_rates.png").stat().st_size > 1000
+    # the planner's time a decision, from the run itself: no page states one the run did not measure
+    planner = next(r for r in result["rows"] if r["agent"] == "planner")
+    assert (
+        planner["decisions"] >= 3
+        and "ms a decision on Zudecken in this run" in (out / "benchmark.md").read_text()
+    )
 
 
 def test_page_markers_are_replaced(tmp_path):

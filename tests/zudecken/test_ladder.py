@@ -83,3 +83,35 @@ def test_bad_arguments_are_one_line_and_exit_2(argv, message, capsys, tmp_path):
         ladder.main([*argv, "--work", str(tmp_path), "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_stopped_ladder_resumes_to_the_same_table(tmp_path, monkeypatch):
+    """Ctrl-C after the first cell: one line and 130; the same command then plays only what was
+    missing, and the table equals an uninterrupted run's."""
+    base = ["--ranks", "4", "5", "--players", "random", "greedy", "solver", "--deals", "40", "--no-progress"]
+    whole = tmp_path / "whole"
+    assert ladder.main([*base, "--work", str(whole), "--out", str(whole)]) == 0
+    stopped = tmp_path / "stopped"
+    played = []
+    real = ladder.play_cell
+
+    def stop_after_one(*args):
+        if played:
+            raise KeyboardInterrupt
+        played.append(args[:3])
+        return real(*args)
+
+    monkeypatch.setattr(ladder, "play_cell", stop_after_one)
+    assert ladder.main([*base, "--work", str(stopped), "--out", str(stopped)]) == 130
+    assert not (stopped / "ladder.json").exists() and len(list((stopped / "cells").glob("*.json"))) == 1
+    monkeypatch.setattr(ladder, "play_cell", real)
+    assert ladder.main([*base, "--work", str(stopped), "--out", str(stopped)]) == 0
+
+    def wins(folder):
+        cells = json.loads((folder / "ladder.json").read_text())["cells"]
+        return sorted((c["env_id"], c["player"], c.get("seed"), c["wins"]) for c in cells)
+
+    assert wins(stopped) == wins(whole)
+    assert (stopped / "ladder.md").read_text().split("\n", 3)[3] == (whole / "ladder.md").read_text().split(
+        "\n", 3
+    )[3]
