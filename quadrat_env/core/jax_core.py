@@ -18,7 +18,9 @@ Inside ``jit`` nothing can raise, so bad actions follow the env's ``illegal_acti
 compiled step does: an action the mask forbids, or one outside ``0 .. num_actions - 1``, costs
 ``illegal_penalty`` and changes nothing ("penalize"), also ends the episode, lost ("end"), or only
 sets ``state.illegal`` and changes nothing else ("raise": the Gymnasium adapter then raises
-``IllegalMove``). A step on an ended episode returns the state as it was with reward 0.
+``IllegalMove``); a Python integer too large for int32 is such an action too. A step on an ended
+episode returns the state as it was with reward 0. Called eagerly (not traced), ``init_deck`` and
+``pack_indices`` check their decks and raise ``ValueError``; inside ``jit`` a deck is not checked.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ import numpy as np
 
 from quadrat_env.core.checks import choice, number, whole
 from quadrat_env.core.env import ILLEGAL_MODES, REWARD_MODES
+
+INT32_MAX = 2**31 - 1
 
 
 class JaxRules(Protocol):
@@ -93,6 +97,8 @@ class JaxPatience:
         self.illegal_penalty = float(number("illegal_penalty", illegal_penalty, minimum=0))
         self.max_episode_steps = 0 if max_episode_steps is None else whole(
             "max_episode_steps", max_episode_steps, minimum=1)  # fmt: skip
+        if self.max_episode_steps > INT32_MAX:  # the step count is an int32
+            raise ValueError(f"max_episode_steps must be at most 2**31 - 1, got {max_episode_steps!r}")
         self.reward_mode, self.illegal_action = reward_mode, illegal_action
         self.end_action: int | None = rules.num_moves if has_end_action else None
         self.num_actions = rules.num_moves + int(has_end_action)
@@ -115,7 +121,10 @@ class JaxPatience:
 
     def init_deck(self, deck: jax.Array) -> State:
         """The deal ``deck`` (pack indices 0..P-1, index 0 dealt first; ``pack_indices`` turns card
-        numbers into them). Not checked here (it may be traced); the Gymnasium env checks it."""
+        numbers into them). Called eagerly, a deck that is not each index once raises ``ValueError``;
+        a traced one is not checked (the Gymnasium env checks its decks before)."""
+        if not isinstance(deck, jax.core.Tracer):
+            check_indices(np.asarray(deck), self.rules.pack_size)
         board = self.rules.deal(jnp.asarray(deck, dtype=jnp.int8))
         moves = self.rules.legal(board)
         mask = self._with_end(moves, ~moves.any())
@@ -135,6 +144,8 @@ class JaxPatience:
     def step(self, state: State, action: jax.Array, key: jax.Array | None = None) -> State:
         """One env step (``key`` is unused: the deal's order decides everything; it is accepted
         for APIs that pass one). See the module docstring for bad actions and ended episodes."""
+        if isinstance(action, (int, np.integer)) and not -INT32_MAX <= action <= INT32_MAX:
+            action = -1  # out of range, as any action outside 0 .. num_actions - 1 (not an overflow)
         action = jnp.asarray(action, dtype=jnp.int32)
         in_range = (action >= 0) & (action < self.num_actions)
         legal = in_range & state.legal_action_mask[jnp.clip(action, 0, self.num_actions - 1)]
@@ -181,7 +192,32 @@ def _pick(condition: jax.Array, a: State, b: State) -> State:
 
 
 def pack_indices(decks: Any, pack: tuple[int, ...]) -> np.ndarray:
-    """Decks of card numbers (``quadrat_env.cards``) as the pack indices the JAX rules deal."""
+    """Decks of card numbers (``quadrat_env.cards``) as the pack indices the JAX rules deal; each
+    deck (the last axis) must hold every card of ``pack`` once, else ``ValueError``."""
+    cards = np.asarray(decks)
+    if cards.dtype.kind not in "iu" or cards.ndim == 0:
+        raise ValueError(
+            f"decks must be whole card numbers, a deck a row; got {cards.dtype} of shape {cards.shape}"
+        )
+    foreign = np.setdiff1d(cards, pack)
+    if foreign.size:
+        raise ValueError(
+            f"card number(s) {foreign[:5].tolist()} are not in this game's {len(pack)}-card pack"
+        )
     index = np.full(52, -1, dtype=np.int8)
     index[list(pack)] = np.arange(len(pack))
-    return index[np.asarray(decks, dtype=np.int64)]
+    out = index[cards.astype(np.int64)]
+    check_indices(out, len(pack))
+    return out
+
+
+def check_indices(decks: np.ndarray, size: int) -> None:
+    """``ValueError`` unless each deck (the last axis) holds the pack indices 0..size-1 once each."""
+    if decks.dtype.kind not in "iu" or decks.ndim == 0 or decks.shape[-1] != size:
+        raise ValueError(
+            f"a deck must be {size} whole pack indices, got {decks.dtype} of shape {decks.shape}"
+        )
+    if not (np.sort(decks, axis=-1) == np.arange(size)).all():
+        raise ValueError(
+            f"a deck must hold each pack index 0..{size - 1} once; one repeats or leaves out an index"
+        )

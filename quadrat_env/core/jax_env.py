@@ -157,6 +157,8 @@ class PatienceJaxEnv(FunctionalJaxEnv):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions as a bool array (sb3-contrib's MaskablePPO calls this)."""
+        if not self._dealt:
+            raise RuntimeError("action_masks() called before reset(); call reset() first")
         return np.asarray(self.state.legal_action_mask, dtype=bool)
 
     @property

@@ -208,3 +208,26 @@ def test_import_quadrat_env_does_not_import_jax_and_a_missing_jax_is_one_line():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "'jax' extra" in out.stdout and 'pip install "quadrat-env[jax]"' in out.stdout
+
+
+def test_the_functional_api_checks_what_it_is_given_eagerly():
+    """A deck that repeats or leaves out a card, a card outside the pack, an action or a time limit
+    beyond int32: a clear ValueError (or, for the action, an illegal move), never a silent deal."""
+    env = make("quadrat_env/Zudecken32-v0")
+    pack = rules_for("quadrat_env/Zudecken32-v0").pack
+    for bad, message in (([0] * 32, "each pack index 0..31 once"), (list(range(31)), "must be 32")):
+        with pytest.raises(ValueError, match=message):
+            env.init_deck(jnp.asarray(bad))
+    with pytest.raises(ValueError, match=r"\[1\] are not in this game's 32-card pack"):
+        pack_indices([1, *pack[1:]], pack)  # the two of clubs is not in the Skat pack
+    with pytest.raises(ValueError, match="are not in this game's"):
+        pack_indices([-1, *pack[1:]], pack)
+    with pytest.raises(ValueError, match="once"):
+        pack_indices([pack[0], *pack[:-1]], pack)
+    state = env.init_deck(jnp.asarray(pack_indices(pack, pack)))
+    after = env.step(state, 10**10)  # out of range: the illegal-action rule, as for action 99
+    assert bool(after.illegal) and bool(env.step(state, 99).illegal)
+    with pytest.raises(ValueError, match="max_episode_steps must be at most 2\\*\\*31 - 1"):
+        make("quadrat_env/Zudecken32-v0", max_episode_steps=2**40)
+    with pytest.raises(RuntimeError, match="call reset\\(\\) first"):
+        gym.make("quadrat_env_jax/Zudecken32-v0").unwrapped.action_masks()
