@@ -33,7 +33,14 @@ def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
     saved = run_dir / "config.yml"
     if not saved.is_file():
         raise ValueError(f"--resume: {run_dir} holds no run to continue (no config.yml)")
-    old = {k: v for k, v in yaml.safe_load(saved.read_text()).items() if k != "labels_made"}
+    try:
+        old = yaml.safe_load(saved.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as err:
+        raise ValueError(f"--resume: {saved} cannot be read ({type(err).__name__}); the run cannot be "
+                         "checked against it, so it is not continued") from None  # fmt: skip
+    if not isinstance(old, dict):
+        raise ValueError(f"--resume: {saved} holds no settings (empty or damaged); the run is not continued")
+    old = {k: v for k, v in old.items() if k != "labels_made"}
     if old != config:
         keys = sorted(k for k in {*old, *config} if old.get(k) != config.get(k))
         raise ValueError(f"--resume: these settings differ from the run's config.yml: {', '.join(keys)}; "
@@ -54,7 +61,11 @@ def open_run_dir(
     """A run's folder before any work: ``--resume`` checks it holds an unfinished run of exactly
     ``config`` (``check_resumable``); otherwise it is claimed for a new run (``claim_run_dir``).
     With ``held``, the folder is first held by this run until ``held`` closes (``exclusive_run``): a
-    second run into it is refused with ``FolderBusy``."""
+    second run into it is refused with ``FolderBusy``. A file where a folder of the path must be
+    is a ``ValueError`` naming it (``--out`` given a file)."""
+    for folder in (run_dir, *run_dir.parents):
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{folder} is a file, not a folder: no run folder can go there (check --out)")
     if held is not None:
         from quadrat_env.files import exclusive_run
 

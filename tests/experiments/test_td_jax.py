@@ -194,3 +194,33 @@ def test_a_flag_wins_over_set_and_set_over_the_yaml():
 def test_a_setting_of_the_wrong_type_is_refused_with_its_name(key, value, words):
     with pytest.raises(ValueError, match=f"{key} must be {words}"):
         td_jax.Settings.load(Z32, 0, td_jax.HYPERPARAMS, **{key: value})
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--set", "seed=5"], "--set seed: give it with --seed, not --set"),
+    (["--set", "env_id=Zudecken"], "--set env_id: give it with --env, not --set"),
+    (["--seed", "0", str(2**32)], "--seed: whole numbers in 0..2,147,483,647"),
+    (["--seed", "-1"], "--seed: whole numbers in 0.."),
+])  # fmt: skip
+def test_seeds_and_settings_only_a_flag_gives_are_refused_before_any_work(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        td_jax.main(["--env", "Zudecken32", *argv, "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and "Traceback" not in err
+    assert not any(tmp_path.iterdir())  # nothing was made
+
+
+def test_an_out_that_is_a_file_or_a_damaged_config_is_one_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as stop:
+        td_jax.main(["--env", "Zudecken32", "--out", str(tmp_path / "file")])
+    assert stop.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
+    run_dir = tmp_path / "runs" / "td_jax" / "Zudecken32-seed0"
+    run_dir.mkdir(parents=True)
+    (run_dir / jax_run.CHECKPOINT).write_bytes(b"x")
+    for damaged, words in (("", "holds no settings"), ("a: [unclosed", "cannot be read")):
+        (run_dir / "config.yml").write_text(damaged)
+        with pytest.raises(SystemExit) as stop:
+            td_jax.main(["--env", "Zudecken32", "--out", str(tmp_path / "runs"), "--resume"])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and words in err and "Traceback" not in err

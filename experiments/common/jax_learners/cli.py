@@ -49,6 +49,12 @@ class Learner:
                                  checkpoint_minutes, self.export)  # fmt: skip
 
 
+#: The largest training seed: every generator a run seeds (numpy, JAX's keys, torch's in the
+#: export) takes it.
+MAX_SEED = 2**31 - 1
+#: Settings only their own flag gives (a ``--set`` of one is refused, never silently ignored).
+OWN_FLAGS = {"seed": "--seed", "env_id": "--env"}
+
 def shipped(path: Path | None, folder: Path) -> Path | None:
     """``path``, or where it is no file but a bare name, the shipped ``folder/<name>.yml``."""
     if path is None or path.exists() or len(path.parts) > 1:
@@ -98,6 +104,8 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         p.error("--env is required (or --export RUN_DIR)")
     if len(set(args.seed)) < len(args.seed):
         p.error(f"--seed: each seed once, got {' '.join(map(str, args.seed))}")
+    if not all(0 <= s <= MAX_SEED for s in args.seed):  # before any work: every RNG a run seeds takes it
+        p.error(f"--seed: whole numbers in 0..{MAX_SEED:,} (2**31 - 1), got {' '.join(map(str, args.seed))}")
     check_flags(p, {"--moves": args.moves, "--n-envs": args.n_envs, "--eval-every": args.eval_every,
                     "--eval-deals": args.eval_deals})  # fmt: skip
     try:
@@ -135,6 +143,8 @@ def assignments(items: list[str]) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip().isidentifier():
             raise ValueError(f"--set takes KEY=VALUE (a setting's name, then its value), got {item!r}")
+        if key.strip() in OWN_FLAGS:
+            raise ValueError(f"--set {key.strip()}: give it with {OWN_FLAGS[key.strip()]}, not --set")
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:
