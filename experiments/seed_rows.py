@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from quadrat_env.extras import command, importing
-from quadrat_env.files import atomic_write
+from quadrat_env.journal import replace_all
 from quadrat_env.registry import resolve_id
 from quadrat_env.registry import short_name as env_name
 
@@ -39,6 +39,8 @@ with importing(__name__):
 
 SEED_DIR = re.compile(r"^(?P<name>.+)-seed(?P<seed>\d+)$")
 FULL = 10  # seeds a published row has
+MAX_REPS = 100_000  # bootstrap resamples at most (2,000 give the intervals to a tenth of a point)
+JOURNAL = ".seed-rows-journal.json"
 
 
 def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
@@ -55,7 +57,15 @@ def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
             raise ValueError(
                 f"{folder / 'summary.json'}: no test win rate ({type(err).__name__}: {err})"
             ) from None
-        rows.append({"seed": int(found["seed"]), "test_win_rate": rate, "test_deals": deals,
+        if not 0 <= rate <= 1 or deals < 1:  # NaN fails the first test too
+            raise ValueError(f"{folder / 'summary.json'}: test win rate {rate!r} on {deals!r} deals is not "
+                             "a win rate in [0, 1] on one deal or more")  # fmt: skip
+        twin = [r for r in rows if r["seed"] == int(found["seed"])]
+        if twin:
+            raise ValueError(f"seed {int(found['seed'])} twice: {folder.name} and {twin[0]['folder']}; "
+                             "keep one")  # fmt: skip
+        rows.append({"seed": int(found["seed"]), "folder": folder.name, "test_win_rate": rate,
+                     "test_deals": deals,
                      "moves": summary.get("moves"), "seconds": summary.get("seconds"),
                      "program_seeds": len(summary.get("program_seeds") or [0]),
                      "device": summary.get("device"), "method": summary.get("method"),
@@ -63,6 +73,8 @@ def read_seeds(runs: Path, env_id: str) -> list[dict[str, Any]]:
                      "reward": reward(folder / "config.yml")})  # fmt: skip
     if not rows:
         raise ValueError(f"{runs} holds no finished run of {env_id} (<Name>-seed<k>/summary.json)")
+    for row in rows:
+        del row["folder"]
     return sorted(rows, key=lambda r: r["seed"])
 
 
@@ -171,6 +183,25 @@ def _together(row: dict[str, Any]) -> str:
 
 
 @command
+def _validation(curves: list[Path]) -> list[dict[str, Any]]:
+    try:
+        return validation(curves)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as err:
+        raise ValueError(f"a curve.csv of {curves[0].parent.parent} is not a validation curve "
+                         f"(moves, win_rate, ...): {type(err).__name__}: {err}") from None  # fmt: skip
+
+
+def _png(curves: list[Path], panel: str, optimum: float | None) -> bytes:
+    """The seeds' validation curves as PNG bytes."""
+    import tempfile
+
+    from quadrat_env.experiments.common.plots import seed_curves
+
+    with tempfile.TemporaryDirectory() as tmp:
+        seed_curves({panel: curves}, Path(tmp) / "plot.png", {} if optimum is None else {panel: optimum})
+        return (Path(tmp) / "plot.png").read_bytes()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("runs", type=Path, help="a learner's runs folder, e.g. runs/td_jax")
@@ -184,35 +215,33 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         env_id = resolve_id(args.env)
-        if args.reps < 100 or (args.optimum is not None and not 0 < args.optimum <= 1):
-            raise ValueError("--reps must be >= 100 and --optimum a win rate in (0, 1]")
+        if not 100 <= args.reps <= MAX_REPS or (args.optimum is not None and not 0 < args.optimum <= 1):
+            raise ValueError(f"--reps must be in 100..{MAX_REPS:,} and --optimum a win rate in (0, 1]")
+        if args.out.exists() and not args.out.is_dir():
+            raise ValueError(f"--out {args.out} is a file, not a folder")
         rows = read_seeds(args.runs, env_id)
         name = f"seeds-{args.runs.name}-{env_name(env_id)}"
         if not args.overwrite and any(
             (args.out / f"{name}{ext}").exists() for ext in (".json", ".md", ".png")
         ):
             raise ValueError(f"{args.out / name}.json exists; pass --overwrite to replace it")
+        result = aggregate(rows, args.reps)
+        curves = [args.runs / f"{env_name(env_id)}-seed{r['seed']}" / "curve.csv" for r in rows]
+        if all(c.is_file() for c in curves):
+            result["validation"] = _validation(curves)
     except ValueError as err:
         p.error(str(err))
-    result = aggregate(rows, args.reps)
-    curves = [args.runs / f"{env_name(env_id)}-seed{r['seed']}" / "curve.csv" for r in rows]
-    if all(c.is_file() for c in curves):
-        result["validation"] = validation(curves)
     methods = sorted({f"{r['method']} ({r['reward']} reward, {r['network']})" for r in rows})
     few = "" if len(rows) >= FULL else f" (a published row has {FULL})"
     title = f"{', '.join(methods)} on {env_id}: {len(rows)} seeds{few}"
-    args.out.mkdir(parents=True, exist_ok=True)
     record = {"title": title, "env_id": env_id, **result, "optimum": args.optimum, "rows": rows}
-    atomic_write(args.out / f"{name}.json", json.dumps(record, indent=2))
-    atomic_write(args.out / f"{name}.md", table(title, rows, result, args.optimum))
+    changes = {args.out / f"{name}.json": json.dumps(record, indent=2).encode(),
+               args.out / f"{name}.md": table(title, rows, result, args.optimum).encode()}  # fmt: skip
     if "validation" in result:
-        from quadrat_env.experiments.common.plots import seed_curves
-
         about = "\n".join(textwrap.wrap(", ".join(methods), 60))  # a long one would run off the plot
         panel = f"{env_name(env_id)}, {len(rows)} seeds ({args.runs.name})\n{about}"
-        seed_curves(
-            {panel: curves}, args.out / f"{name}.png", {} if args.optimum is None else {panel: args.optimum}
-        )
+        changes[args.out / f"{name}.png"] = _png(curves, panel, args.optimum)
+    replace_all(changes, args.out / JOURNAL)  # the three files together, or (stopped) none of them
     print(f"{title}: IQM {result['iqm']:.2%} [{result['iqm_ci'][0]:.2%}, {result['iqm_ci'][1]:.2%}] -> "
           f"{args.out / name}.json, .md")  # fmt: skip
     return 0

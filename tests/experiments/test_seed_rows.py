@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -136,3 +137,64 @@ def test_the_benchmarks_summary_of_each_learned_kind_is_the_seed_row_of_its_rate
     assert ppo["iqm_ci"] == pytest.approx(row["iqm_ci"], abs=1e-5)
     assert ppo["mean_win_rate"] == pytest.approx(np.mean(rates)) and ppo["min_win_rate"] == 0.5
     assert summary["rl"]["iqm_win_rate"] == 0.3 and summary["rl"]["seeds"] == 1
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda runs: _rate(runs / "Zudecken32-seed1", float("nan")), "is not a win rate in [0, 1]"),
+    (lambda runs: _rate(runs / "Zudecken32-seed1", 5.0), "is not a win rate in [0, 1]"),
+    (lambda runs: shutil.copytree(runs / "Zudecken32-seed1", runs / "Zudecken32-seed01"), "seed 1 twice"),
+    (lambda runs: (runs / "Zudecken32-seed1" / "curve.csv").write_text("nonsense\n\x00\n"),
+     "is not a validation curve"),
+])  # fmt: skip
+def test_bad_seed_runs_are_refused_with_one_line(tmp_path, capsys, change, message):
+    runs = _runs(tmp_path, [0.6, 0.61, 0.62])
+    change(runs)
+    with pytest.raises(SystemExit) as stop:
+        seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
+def _rate(folder, rate):  # noqa: ANN001, ANN202
+    summary = json.loads((folder / "summary.json").read_text())
+    (folder / "summary.json").write_text(json.dumps({**summary, "test_win_rate": rate}))
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--reps", "100000000"], "--reps must be in 100..100,000"),
+    (["--out", "FILE"], "is a file, not a folder"),
+])  # fmt: skip
+def test_bad_arguments_are_refused_before_any_work(tmp_path, capsys, argv, message):
+    runs = _runs(tmp_path, [0.6, 0.61])
+    (tmp_path / "FILE").write_text("")
+    argv = [str(tmp_path / "FILE") if a == "FILE" else a for a in argv]
+    with pytest.raises(SystemExit) as stop:
+        seed_rows.main([str(runs), "--env", "Zudecken32", *argv])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_three_files_are_one_change(tmp_path, monkeypatch):
+    """Killed between its renames (the journal's step 3), the next run finishes the earlier change
+    first: the .json and the .md always count the same seeds."""
+    from quadrat_env import journal
+
+    out = tmp_path / "out"
+    runs = _runs(tmp_path, [0.6, 0.61, 0.62])
+    assert seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(out)]) == 0
+    _runs(tmp_path / "more", [0.6, 0.61, 0.62, 0.63])
+    for p in (tmp_path / "more" / "td_jax").iterdir():
+        if not (runs / p.name).exists():
+            p.rename(runs / p.name)
+
+    def killed(kind):  # noqa: ANN001, ANN202
+        if kind == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(journal, "_step", killed)
+    with pytest.raises(KeyboardInterrupt):
+        seed_rows.main([str(runs), "--env", "Zudecken32", "--out", str(out), "--overwrite"])
+    monkeypatch.undo()
+    journal.finish(out / seed_rows.JOURNAL)
+    record = json.loads((out / "seeds-td_jax-Zudecken32.json").read_text())
+    assert record["seeds"] == 4 and "4 seeds" in (out / "seeds-td_jax-Zudecken32.md").read_text()
