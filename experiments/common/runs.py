@@ -63,6 +63,17 @@ def open_run_dir(
     With ``held``, the folder is first held by this run until ``held`` closes (``exclusive_run``): a
     second run into it is refused with ``FolderBusy``. A file where a folder of the path must be
     is a ``ValueError`` naming it (``--out`` given a file)."""
+    check_run_dir(run_dir, config, checkpoint, resume, overwrite, held, finished)
+    if not resume:
+        claim_run_dir(run_dir, overwrite)
+
+
+def check_run_dir(
+    run_dir: Path, config: dict[str, Any], checkpoint: str, resume: bool, overwrite: bool,
+    held: contextlib.ExitStack | None = None, finished: str = "summary.json",
+) -> None:  # fmt: skip
+    """``open_run_dir``'s checks (and the hold), deleting nothing: a run of many seeds checks every
+    seed's folder first, so ``--overwrite`` deletes none of them when one cannot be claimed."""
     for folder in (run_dir, *run_dir.parents):
         if folder.exists() and not folder.is_dir():
             raise ValueError(f"{folder} is a file, not a folder: no run folder can go there (check --out)")
@@ -72,8 +83,9 @@ def open_run_dir(
         held.enter_context(exclusive_run(run_dir))
     if resume:
         check_resumable(run_dir, config, checkpoint, finished)
-    else:
-        claim_run_dir(run_dir, overwrite)
+    elif run_dir.is_dir() and any(run_dir.iterdir()) and not overwrite:
+        raise ValueError(f"run folder {run_dir} holds an earlier run; pass --overwrite to delete it and "
+                         "start again, or choose another --out or --seed")  # fmt: skip
 
 
 class RunInterrupted(Exception):

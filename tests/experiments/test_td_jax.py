@@ -224,3 +224,15 @@ def test_an_out_that_is_a_file_or_a_damaged_config_is_one_line(tmp_path, capsys)
             td_jax.main(["--env", "Zudecken32", "--out", str(tmp_path / "runs"), "--resume"])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and words in err and "Traceback" not in err
+
+
+def test_overwrite_of_many_seeds_deletes_none_when_one_cannot_be_claimed(tmp_path, capsys):
+    out = tmp_path / "runs"
+    seed0 = out / "td_jax" / "Zudecken32-seed0"
+    seed0.mkdir(parents=True)
+    (seed0 / "summary.json").write_text("{}")  # a finished run
+    (out / "td_jax" / "Zudecken32-seed1").write_text("in the way")
+    with pytest.raises(SystemExit) as stop:
+        td_jax.main(["--env", "Zudecken32", "--seed", "0", "1", "--overwrite", "--out", str(out)])
+    assert stop.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
+    assert (seed0 / "summary.json").read_text() == "{}"  # seed 0's run is still there

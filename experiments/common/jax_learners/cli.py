@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 from quadrat_env.experiments.common.checkpoint import CheckpointError
 from quadrat_env.experiments.common.jax_learners import run as jax_run
-from quadrat_env.experiments.common.runs import check_flags, open_run_dir
+from quadrat_env.experiments.common.runs import check_flags, check_run_dir, claim_run_dir
 
 from quadrat_env import seeds
 from quadrat_env.files import atomic_write
@@ -54,6 +54,7 @@ class Learner:
 MAX_SEED = 2**31 - 1
 #: Settings only their own flag gives (a ``--set`` of one is refused, never silently ignored).
 OWN_FLAGS = {"seed": "--seed", "env_id": "--env"}
+
 
 def shipped(path: Path | None, folder: Path) -> Path | None:
     """``path``, or where it is no file but a bare name, the shipped ``folder/<name>.yml``."""
@@ -120,8 +121,10 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         seeds.VALIDATION.take(settings[0].eval_deals)  # deals that exist: else one line naming the range
         seeds.BENCHMARK.take(settings[0].test_deals)
         run_dirs = [args.out / learner.name / f"{env_name(env_id)}-seed{seed}" for seed in args.seed]
-        for s, run_dir in zip(settings, run_dirs, strict=True):
-            open_run_dir(run_dir, s.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
+        for s, run_dir in zip(settings, run_dirs, strict=True):  # every seed's folder checked and held
+            check_run_dir(run_dir, s.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
+        for run_dir in run_dirs if not args.resume else ():  # then, and only then, claimed
+            claim_run_dir(run_dir, args.overwrite)
     except ValueError as err:
         p.error(str(err))
     return settings, run_dirs
