@@ -12,6 +12,7 @@ checkpoints and resumes), then its model plays the rung's held-out deals.
 from __future__ import annotations
 
 import argparse
+import signal
 import subprocess
 import sys
 import time
@@ -33,6 +34,7 @@ IMITATION_FLAGS = ("--rounds", "1", "--epochs", "8", "--eval-every", "2", "--los
                    "--lr-decay", "cosine", "--channels", "64", "--jobs", "1")  # fmt: skip
 IMITATION_DEALS = 60_000
 MODEL_BATCH = 1024  # the benchmark's batch for a network's deals (its MODEL_BATCH)
+GRACE_S = 30.0  # how long a stopped ladder lets its training processes reach their checkpoint
 
 
 def run_dir(work: Path, learner: str, env_id: str, seed: int) -> Path:
@@ -109,8 +111,20 @@ def train_all(todo: list[tuple[str, int, str, int]], args: argparse.Namespace,
                     failed.append(f"{learner} on {short_name(env_id)} seed {seed}: exited {proc.returncode}")
                     continue
                 keep(learner, env_id, seed, cell(learner, env_id, ranks, seed, args))
-    finally:  # Ctrl-C reaches the training processes too; they checkpoint and stop: wait for them
-        for _, proc in running:
-            if proc is not None:
-                proc.wait()
+    finally:  # a stop (or a failure) stops the training processes: each checkpoints, then ends
+        _stop([proc for _, proc in running if proc is not None])
     return failed
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """Stop training processes as Ctrl-C does: a terminal's Ctrl-C reached them already (they stop
+    at their next checkpoint), so each gets SIGINT only if it still runs after a grace period (a
+    second SIGINT would stop it at once, before its checkpoint); SIGTERM to the ladder alone does
+    not reach them, so there they get their one SIGINT."""
+    deadline = time.monotonic() + GRACE_S
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
