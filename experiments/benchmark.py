@@ -59,13 +59,12 @@ MODEL_KINDS = {"ppo": "ppo", "maskable_ppo": "maskable_ppo", "rl": "maskable_ppo
                "ppo_jax": "maskable_ppo", "ppo_jax_afterstates": "maskable_ppo"}  # fmt: skip
 #: The learned kinds' names in the tables (the others: their kind).
 LABELS = {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_ppo)",
-          "ppo_jax": "PPO in JAX (ppo_jax)",
-          "ppo_jax_afterstates": "PPO in JAX, afterstate policy (ppo_jax_afterstates)"}  # fmt: skip
+          "ppo_jax": "PPO in JAX (ppo_jax)", "ppo_jax_afterstates": "PPO in JAX, afterstate policy "
+          "(ppo_jax_afterstates)"}  # fmt: skip
 
-#: Deals a network plays side by side (it predicts on batches this big). A deterministic agent's
-#: wins do not depend on it up to float rounding at near ties, which a batch of another size can
-#: break the other way (TD(0)'s Zudecken seed 1 won two more of the 10,000 held-out deals in batches
-#: of 128), so every table of the committed models plays them with this one.
+#: Deals a network plays side by side (it predicts on batches this big). A deterministic agent's wins
+#: do not depend on it up to float rounding at near ties, which another batch size can break the other
+#: way (TD(0)'s Zudecken seed 1 won two more held-out deals in batches of 128): every table uses this.
 MODEL_BATCH = 1024
 
 #: What a model that learned from play learned from: the env's reward, sparse (the default: 1 for
@@ -154,10 +153,6 @@ def run_task(task: tuple[Any, ...], args: argparse.Namespace) -> dict[str, Any]:
     return {**summary.as_dict(), **extra}
 
 
-def _describe(task: tuple[Any, ...]) -> str:
-    return f"the {task[1]} task on {task[0]}"
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from quadrat_env.experiments.seed_rows import learned_summary  # rliable (the 'train' extra)
 
@@ -167,7 +162,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         args.no_progress = True  # bars from several processes would garble the terminal
     # the last env's agents (Quadrille: the longest episodes) go first, for an even load;
     # the rows keep the table's order
-    rows = list(run_tasks(partial(run_task, args=args), todo[::-1], args.jobs, _describe, ray=args.ray))[::-1]
+    named = lambda task: f"the {task[1]} task on {task[0]}"  # noqa: E731 (a worker's failure names it)
+    rows = list(run_tasks(partial(run_task, args=args), todo[::-1], args.jobs, named, ray=args.ray))[::-1]
     return {"schema_version": SCHEMA_VERSION, "eval_seed_start": EVAL_SEED, "deals": args.deals,
             "planner_deals": args.planner_deals, "planner_samples": args.planner_samples,
             "rows": rows, "learned": learned_summary(rows),
@@ -224,9 +220,9 @@ def markdown(result: dict[str, Any], per_seed: bool = True) -> str:
             lines.append(
                 f"| {name} | exact optimum (agents.zudecken.exact) | – | {best:.2%} | – | 100% | – | – | – |"
             )
-    lines += [""] + [f"The planner took {1000 * r['seconds'] / r['decisions']:.1f} ms a decision on "
-                     f"{env_name(r['env_id'])} in this run ({r['decisions']:,} decisions)."
-                     for r in rows if r["agent"] == "planner" and r.get("decisions")]  # fmt: skip
+    for r in (r for r in rows if r["agent"] == "planner" and r.get("decisions")):  # the run's own time
+        lines += ["", f"The planner took {1000 * r['seconds'] / r['decisions']:.1f} ms a decision on "
+                      f"{env_name(r['env_id'])} in this run ({r['decisions']:,} decisions)."]  # fmt: skip
     lines += ["", "| env | learned agent | learned from | training seeds | IQM | 95% bootstrap CI "
               "| mean win rate | std | min–max | illegal rate |",
               "|---|---|---|---:|---:|---|---:|---:|---|---:|"]  # fmt: skip

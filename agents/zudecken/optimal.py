@@ -114,7 +114,7 @@ class OptimalAgent(Agent):
         ranks = sorted({c % 13 for c in game.pack})
         if len(ranks) > max_ranks:
             raise ValueError(f"{env_id}: {len(ranks)} ranks a suit; the optimal agent solves up to "
-                             f"{max_ranks} ({4 * max_ranks} cards); the planner plays more")  # fmt: skip
+                             f"{max_ranks} ({4 * max_ranks} cards); use the planner")  # fmt: skip
         self.env_id, self.game, self.groups = env_id, game, GROUPS
         win = "cleared" if game.win_needs_clear else "dealt"
         self.solver = ExactSolver(len(ranks), win, "groups" if game.max_group == 4 else "pairs")
