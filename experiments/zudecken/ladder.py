@@ -155,8 +155,9 @@ def run(args: argparse.Namespace) -> list[str]:
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     """The ladder as far as it is known: the benchmark's rows of rungs 8 and 13, and for the other
-    rungs every kept cell (played on ``--deals``, the planner's on ``--planner-deals``), those of
-    ``<out>/ladder.json`` where the work folder has none (a fresh clone's committed cells)."""
+    rungs every kept cell (played on ``--deals``, the planner's on ``--planner-deals``; a learner's
+    at its budget now), those of ``<out>/ladder.json`` where the work folder has none for that
+    player and rung (a fresh clone's committed cells)."""
     earlier = args.out / "ladder.json"
     before = json.loads(earlier.read_text(encoding="utf-8"))["cells"] if earlier.is_file() else []
     cells: list[dict[str, Any]] = []
@@ -169,11 +170,15 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             seeded = "-seed*" if player in learners.LEARNERS else ""
             pattern = f"{short_name(env_id)}-{player}{seeded}.json"
             found = sorted(args.work.glob(f"cells/{pattern}"), key=lambda p: p.name)
-            mine = [c for path in found if (c := read_cell(path, deals)) is not None]
-            seen = {c.get("seed") for c in mine}
-            mine += [c for c in before if c["env_id"] == env_id and c["player"] == player
-                     and c["episodes"] == deals and c.get("seed") not in seen]  # fmt: skip
-            cells += sorted(mine, key=lambda c: c.get("seed", -1))
+            mine = [c for path in found if (c := read_cell(path, deals)) is not None] or [
+                c
+                for c in before
+                if c["env_id"] == env_id and c["player"] == player and c["episodes"] == deals
+            ]
+            budget = learners.budget(player, env_id, args) if player in learners.LEARNERS else None
+            cells += sorted(
+                (c for c in mine if learners.cell_budget(c) == budget), key=lambda c: c.get("seed", -1)
+            )
     return {"schema": 1, "deals": args.deals, "planner_deals": args.planner_deals,
             "optimum": {str(r): optimum(r) for r in rungs()}, "cells": cells}  # fmt: skip
 

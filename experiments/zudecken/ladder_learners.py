@@ -63,6 +63,21 @@ def command(learner: str, env_id: str, seed: int, work: Path, moves: int | None 
     return [*cmd, "--overwrite"] if folder.exists() else cmd
 
 
+def budget(learner: str, env_id: str, args: argparse.Namespace) -> int:
+    """A run's budget as the ladder trains it now: TD(0)'s moves (``--td-moves``, else ``td.yml``'s
+    for the rung), imitation's labelled deals (``--imitation-deals``)."""
+    if learner == "imitation":
+        return args.imitation_deals
+    from quadrat_env.experiments.td import load_settings
+
+    return args.td_moves or load_settings(env_id, 0).n_moves
+
+
+def cell_budget(cell: dict[str, Any]) -> int | None:
+    """The budget a kept cell's run had (None for a player that does not learn)."""
+    return cell.get("moves", cell.get("deals_labelled"))
+
+
 def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     """A finished run's model on the rung's held-out deals, with how it learned and its budget."""
     import torch

@@ -66,9 +66,14 @@ def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, caps
     assert ladder.main(argv) == 0
     assert json.loads((out / "ladder.json").read_text())["cells"] == result["cells"]
     # and a fresh work folder still has the committed cells of --out's ladder.json
-    fresh = ["--deals", "60", "--work", str(tmp_path / "fresh"), "--out", str(out), "--tables-only"]
+    fresh = [*budgets, "--deals", "60", "--work", str(tmp_path / "fresh"), "--out", str(out), "--tables-only"]
     assert ladder.main(fresh) == 0
     assert json.loads((out / "ladder.json").read_text())["cells"] == result["cells"]
+    # a learner's cells of another budget than the ladder's now are left out of its table
+    assert ladder.main([*fresh[2:], "--td-moves", "2048"]) == 0
+    kept = json.loads((out / "ladder.json").read_text())["cells"]
+    assert [c for c in kept if c["ranks"] == 4 and c["player"] == "td"] == []
+    assert [c["player"] for c in kept if c["ranks"] == 4 and c["player"] == "imitation"] == ["imitation"]
 
 
 @pytest.mark.parametrize(("argv", "message"), [
