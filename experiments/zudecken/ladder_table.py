@@ -102,34 +102,47 @@ def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any
     return "\n".join(lines)
 
 
+#: Each player's colour, the same in both panels and from run to run.
+COLOURS = {"optimal": "tab:blue", "planner": "tab:orange", "imitation": "tab:green", "td": "tab:red",
+           "greedy": "tab:purple", "random": "tab:brown"}  # fmt: skip
+#: The figure's panels: the players near the optimum (zoomed), then the rules of thumb.
+PANELS = (
+    (("optimal", "planner", "imitation", "td"), "osPD", (78, 108)),
+    (("greedy", "random"), "^v", (0, 45)),
+)
+
+
 def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> bytes:
-    """Share of the optimum against ranks a suit, a line per player with its 95% intervals."""
+    """Share of the optimum against ranks a suit, a line per player with its 95% intervals; a line
+    joins neighbouring rungs only (a rung not played yet leaves a gap, not a straight line)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.0, 4.4), dpi=150)
-    for p, marker in zip(
-        ("optimal", "planner", "imitation", "td", "greedy", "random"), "osPD^v", strict=True
-    ):
-        points = sorted((r, row) for (r, q), row in rows.items() if q == p)
-        if not points:
-            continue
-        x = [r for r, _ in points]
-        y = [100 * row["share"] for _, row in points]
-        err = [[100 * (row["share"] - row["share_ci"][0]) for _, row in points],
-               [100 * (row["share_ci"][1] - row["share"]) for _, row in points]]  # fmt: skip
-        ax.errorbar(x, y, yerr=err, marker=marker, capsize=3, label=NAMES[p])
-    ax.axhline(98, color="grey", lw=0.8, ls=":")
-    ax.set_xlabel("ranks a suit (cards = 4 x ranks)", fontsize=12)
-    ax.set_ylabel("share of the exact optimum (%)", fontsize=12)
-    ax.set_xticks([int(r) for r in result["optimum"]])
-    ax.tick_params(labelsize=11)
-    ax.set_ylim(0, 105)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=10, loc="center right")  # between the near-optimal players and greedy
-    ax.set_title("Zudecken ladder: each player's share of the optimum, held-out deals", fontsize=12)
+    ranks = [int(r) for r in result["optimum"]]
+    fig, axes = plt.subplots(2, 1, figsize=(7.0, 6.6), dpi=150, sharex=True, height_ratios=(3, 2))
+    for ax, (players, markers, limits) in zip(axes, PANELS, strict=True):
+        for p, marker in zip(players, markers, strict=True):
+            got = {r: row for (r, q), row in rows.items() if q == p}
+            if not got:
+                continue
+            y = [100 * got[r]["share"] if r in got else float("nan") for r in ranks]
+            low = [100 * (got[r]["share"] - got[r]["share_ci"][0]) if r in got else 0.0 for r in ranks]
+            high = [100 * (got[r]["share_ci"][1] - got[r]["share"]) if r in got else 0.0 for r in ranks]
+            ax.errorbar(
+                ranks, y, yerr=[low, high], marker=marker, capsize=3, label=NAMES[p], color=COLOURS[p]
+            )
+        ax.axhline(100, color="black", lw=0.8)
+        ax.set_ylim(*limits)
+        ax.set_ylabel("share of the optimum (%)", fontsize=12)
+        ax.tick_params(labelsize=11)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=10, loc="lower left", ncol=2)
+    axes[0].axhline(98, color="grey", lw=0.8, ls=":")
+    axes[1].set_xlabel("ranks a suit (cards = 4 x ranks)", fontsize=12)
+    axes[1].set_xticks(ranks)
+    axes[0].set_title("Zudecken ladder: share of the exact optimum on held-out deals", fontsize=12)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
