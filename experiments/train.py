@@ -45,7 +45,7 @@ from quadrat_env.registry import short_name as env_name
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
     import yaml
-    from quadrat_env.experiments.common.runs import on_stop_signals, open_run_dir
+    from quadrat_env.experiments.common.runs import on_stop_signals, open_run_dir, read_yaml
 
 ALGOS = ("ppo", "maskable_ppo")
 HYPERPARAMS = Path(__file__).parent / "hyperparams"
@@ -54,10 +54,7 @@ VEC_ENVS = ("dummy", "native")
 
 def load_hyperparams(algo: str, env_id: str, path: Path | None = None) -> dict[str, Any]:
     path = path or HYPERPARAMS / f"{algo}.yml"
-    try:
-        table = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read hyperparameters from {path}: {err}") from None
+    table = read_yaml(path, "hyperparameters")
     if not isinstance(table, dict) or env_id not in table:
         raise ValueError(f"{path} has no entry for {env_id!r}")
     return dict(table[env_id])

@@ -26,6 +26,29 @@ def claim_run_dir(run_dir: Path, overwrite: bool) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
 
 
+#: A settings file's limits: its size, and its aliases (the shipped files use at most 13; a
+#: kilobyte of nested aliases expands to billions of items where a reader walks them).
+YAML_BYTES, YAML_ALIASES = 1 << 20, 40
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    """A settings file, read within bounds: a regular file of at most ``YAML_BYTES`` (never
+    ``/dev/zero``) with at most ``YAML_ALIASES`` aliases; ``ValueError`` naming it otherwise."""
+    try:
+        if not path.is_file():
+            raise ValueError("not a regular file")
+        with path.open("rb") as f:
+            data = f.read(YAML_BYTES + 1)
+        if len(data) > YAML_BYTES:
+            raise ValueError(f"over {YAML_BYTES:,} bytes")
+        aliases = sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(data.decode("utf-8")))
+        if aliases > YAML_ALIASES:
+            raise ValueError(f"{aliases} aliases, over {YAML_ALIASES}")
+        return yaml.safe_load(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError) as err:
+        raise ValueError(f"cannot read {what} from {path}: {type(err).__name__}: {err}") from None
+
+
 def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
                     finished: str = "summary.json") -> None:  # fmt: skip
     """``--resume``: the folder holds an unfinished run of exactly this config, with a checkpoint
@@ -158,10 +181,7 @@ class RunSettings:
     @classmethod
     def load(cls, env_id: str, seed: int, path: Path, **overrides: Any) -> Any:
         """The entry of ``env_id`` in the YAML file ``path``, with the ``overrides`` that are not None."""
-        try:
-            table = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError, RecursionError) as err:
-            raise ValueError(f"cannot read settings from {path}: {type(err).__name__}: {err}") from None
+        table = read_yaml(path, "settings")
         if not isinstance(table, dict) or not isinstance(table.get(env_id), dict):
             raise ValueError(f"{path} has no entry for {env_id!r}")
         entry = {**table[env_id], **{k: v for k, v in overrides.items() if v is not None}}

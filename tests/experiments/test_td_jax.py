@@ -236,3 +236,20 @@ def test_overwrite_of_many_seeds_deletes_none_when_one_cannot_be_claimed(tmp_pat
         td_jax.main(["--env", "Zudecken32", "--seed", "0", "1", "--overwrite", "--out", str(out)])
     assert stop.value.code == 2 and "is a file, not a folder" in capsys.readouterr().err
     assert (seed0 / "summary.json").read_text() == "{}"  # seed 0's run is still there
+
+
+def test_a_settings_file_is_read_within_bounds(tmp_path, capsys):
+    """``--hyperparams /dev/zero`` and a kilobyte of nested aliases (billions of items once walked)
+    are refused in one line instead of hanging the run."""
+    levels = ['a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    laughs = tmp_path / "laughs.yml"
+    laughs.write_text(
+        "\n".join(levels) + "\nquadrat_env/Zudecken32-v0: {n_moves: 4096, features_kwargs: {x: *i}}\n"
+    )
+    for path, words in (("/dev/zero", "not a regular file"), (str(laughs), "aliases, over 40")):
+        with pytest.raises(SystemExit) as stop:
+            td_jax.main(["--env", "Zudecken32", "--hyperparams", path, "--out", str(tmp_path / "runs")])
+        err = capsys.readouterr().err
+        assert stop.value.code == 2 and words in err, err
