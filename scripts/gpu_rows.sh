@@ -36,6 +36,16 @@
 # EXTRA: more options for every run (a small run on a CPU to try this script).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# every setting checked before any work: one line and exit 2 (a row that cannot run is no result)
+for r in ${ROWS:-td_jax:Zudecken32}; do
+    [[ "$r" =~ ^(td_jax|ppo_jax):[A-Za-z0-9]+$ ]] || { echo "gpu_rows: ROWS: '$r' is not td_jax:<Env> or ppo_jax:<Env>" >&2; exit 2; }
+done
+for s in ${SEEDS:-0}; do
+    [[ "$s" =~ ^[0-9]+$ ]] || { echo "gpu_rows: SEEDS: '$s' is not a whole number" >&2; exit 2; }
+done
+if [ -n "${TAG:-}" ] && { ! [[ "$TAG" =~ ^[A-Za-z0-9_.-]+$ ]] || [[ "$TAG" =~ ^\.+$ ]]; }; then
+    echo "gpu_rows: TAG: '$TAG' must be a plain name (letters, digits, _ . -), not a path" >&2; exit 2
+fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || exit 2
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
@@ -93,8 +103,13 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
             pids+=($!)
         done
     done
-    [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
+    local pid rc failed=0
+    for pid in "${pids[@]}"; do  # each program's own status: 124/143 is the time limit (checkpointed)
+        wait "$pid"; rc=$?
+        case $rc in 0|124|143) ;; *) failed=1 ;; esac
+    done
     tail -qn 10 "$base/$learner-$env"-*.log | grep -v '^ ' | tail -n 12
+    return $failed
 }
 
 sweep() {  # sweep ENV LIMIT_S: every SWEEP entry's td_jax seeds at once, a program an entry
@@ -106,13 +121,16 @@ sweep() {  # sweep ENV LIMIT_S: every SWEEP entry's td_jax seeds at once, a prog
         (TAG=$tag TD_SET=$kv row td_jax "$1" "$2" | sed "s/^/[$tag] /") &
         pids+=($!)
     done
-    [ ${#pids[@]} -gt 0 ] && wait "${pids[@]}"
+    local pid failed=0
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    return $failed
 }
 
 if [ -n "${THROUGHPUT:-}" ]; then  # the JAX envs' speed table for docs/speed.md, first
     echo "== throughput of the JAX envs, at $SECONDS s"
     timeout -k 10 "$THROUGHPUT" python3 -m quadrat_env.experiments.throughput --jax only --seconds 1 --out "$out"
 fi
+failures=()
 for r in $rows; do
     left=$((deadline - SECONDS))
     if [ "$left" -lt "${ROW_MIN:-150}" ]; then
@@ -121,13 +139,17 @@ for r in $rows; do
     fi
     echo "== $r, seeds ${SEEDS:-0-9} at once${SWEEP:+ (sweep)}, for $((left - 30))s at most, at $SECONDS s"
     if [ -n "${SWEEP:-}" ] && [ "${r%%:*}" = td_jax ]; then
-        sweep "${r##*:}" $((left - 30))
+        sweep "${r##*:}" $((left - 30)) || failures+=("$r")
     else
-        row "${r%%:*}" "${r##*:}" $((left - 30))
+        row "${r%%:*}" "${r##*:}" $((left - 30)) || failures+=("$r")
     fi
 done
 pkill -f "nvidia-smi --query-gpu=timestamp" 2>/dev/null
 echo "== moves/s a seed: $(find "$work" -name summary.json -exec grep -ho '"moves_per_second": [0-9]*' {} + 2>/dev/null | tr '\n' ' ')"
 echo "== done at $SECONDS s"
-tar czf "$out/runs.tar.gz" -C "$work" .
+tar czf "$out/runs.tar.gz" -C "$work" . || { echo "gpu_rows: the archive $out/runs.tar.gz could not be written" >&2; exit 1; }
 ls -la "$out"
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "gpu_rows: these rows failed (their logs are in the archive): ${failures[*]}" >&2
+    exit 1
+fi
