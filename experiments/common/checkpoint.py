@@ -28,7 +28,7 @@ import numpy as np
 
 from quadrat_env.files import atomic_open, data_files, load_npz
 
-VERSION = 2  # 2: with a checksum (version 1 files, without one, are still read)
+VERSION = 2  # 2: with a checksum (version 1 files, without one, are refused: a flipped bit would pass)
 
 
 class CheckpointError(ValueError):
@@ -162,9 +162,12 @@ def load(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         said = str(arrays.pop("__sha256__")) if "__sha256__" in arrays else None
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as err:
         raise CheckpointError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
-    if not isinstance(meta, dict) or meta.get("version") not in (1, VERSION):
+    if isinstance(meta, dict) and meta.get("version") == 1:
+        raise CheckpointError(f"{path} is a version-1 checkpoint, without the checksum that finds a damaged "
+                              "file; start the run again with --overwrite")  # fmt: skip
+    if not isinstance(meta, dict) or meta.get("version") != VERSION:
         raise CheckpointError(f"{path} is not a checkpoint of this version")
-    if meta["version"] == VERSION and said != digest(text, arrays):
+    if said != digest(text, arrays):
         raise CheckpointError(f"{path} does not match its checksum (damaged); start the run again with "
                               "--overwrite")  # fmt: skip
     return meta, arrays
@@ -236,3 +239,27 @@ def resume_imitation(path: Path, model: Any, settings: Any) -> dict[str, Any]:
     if meta.get("labels_made") is not None:
         settings.labels_made = meta["labels_made"]
     return meta
+
+
+def check_counts(state: dict[str, Any], path: Path, updates: int) -> None:
+    """A JAX run's checkpointed counts, of their types and within what its settings allow
+    (``updates`` at most): a file whose checksum was recomputed cannot claim a finished run of 10^9
+    updates, nor give a traceback."""
+    for key, most in {
+        "updates": updates,
+        "deals": None,
+        "wins": state.get("deals"),
+        "next_eval": None,
+    }.items():
+        value = state[key]
+        if type(value) is not int or value < 0 or (type(most) is int and value > most):
+            bound = f" at most {most:,}" if type(most) is int else ""
+            raise CheckpointError(f"{path}: {key} must be a whole number >= 0{bound} for these settings, "
+                                  f"got {value!r}")  # fmt: skip
+    if type(state["seconds"]) not in (int, float) or not 0 <= state["seconds"] < 1e9:
+        raise CheckpointError(f"{path}: seconds must be a number >= 0, got {state['seconds']!r}")
+    rows = state["curve"]
+    if not isinstance(rows, list) or not all(
+        isinstance(r, list) and len(r) == 6 and all(type(v) in (int, float) for v in r) for r in rows
+    ):
+        raise CheckpointError(f"{path}: curve must be rows of six numbers")

@@ -253,3 +253,32 @@ def test_a_settings_file_is_read_within_bounds(tmp_path, capsys):
             td_jax.main(["--env", "Zudecken32", "--hyperparams", path, "--out", str(tmp_path / "runs")])
         err = capsys.readouterr().err
         assert stop.value.code == 2 and words in err, err
+
+
+def _forged(path, change):  # noqa: ANN001, ANN202
+    """The checkpoint at ``path`` with its meta changed by ``change`` and its checksum recomputed."""
+    import json
+
+    meta, arrays = checkpoint.load(path)
+    change(meta)
+    text = json.dumps(meta)
+    with open(path, "wb") as f:
+        np.savez(f, __meta__=np.array(text), __sha256__=np.array(checkpoint.digest(text, arrays)), **arrays)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda m: m["jax_run"].update(updates=10**9), "updates must be a whole number >= 0 at most"),
+    (lambda m: m["jax_run"].update(updates="many"), "updates must be a whole number"),
+    (lambda m: m["jax_run"].update(wins=10**6), "wins must be a whole number >= 0 at most"),
+    (lambda m: m["jax_run"].update(seconds=[1]), "seconds must be a number"),
+    (lambda m: m["jax_run"].update(curve=[["x"]]), "curve must be rows of six numbers"),
+    (lambda m: m.update(version=1), "version-1 checkpoint"),
+])  # fmt: skip
+def test_a_crafted_checkpoint_with_a_recomputed_checksum_is_refused(tmp_path, monkeypatch, change, message):
+    monkeypatch.setattr(jax_run, "CALL_MOVES", 1024)
+    _stop_after_first_call(monkeypatch)
+    td_jax.train(small(), tmp_path, progress=False)
+    _forged(tmp_path / jax_run.CHECKPOINT, change)
+    run = jax_run.Run(small(), JaxTD(small()))
+    with pytest.raises(checkpoint.CheckpointError, match=message):
+        run.restore(tmp_path / jax_run.CHECKPOINT)

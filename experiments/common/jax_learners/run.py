@@ -103,6 +103,8 @@ class Run:
         state = meta.get("jax_run")
         if not isinstance(state, dict) or set(state) != set(self.STATE):
             raise checkpoint.CheckpointError(f"{path} is not a checkpoint of a JAX learner")
+        limit = self.s.n_moves // max(self.learner.moves_per_update, 1) + 1
+        checkpoint.check_counts(state, path, updates=limit)
         was, now = meta.get("trained_with_seeds", [self.s.seed]), beside or [self.s.seed]
         if was != now:
             raise checkpoint.CheckpointError(
