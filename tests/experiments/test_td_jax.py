@@ -282,3 +282,52 @@ def test_a_crafted_checkpoint_with_a_recomputed_checksum_is_refused(tmp_path, mo
     run = jax_run.Run(small(), JaxTD(small()))
     with pytest.raises(checkpoint.CheckpointError, match=message):
         run.restore(tmp_path / jax_run.CHECKPOINT)
+
+
+def test_a_stop_during_the_final_validation_is_honoured_and_resumes(tmp_path, monkeypatch):
+    """SIGTERM while the last validation plays: the run stops (143's signal) with its checkpoint,
+    and --resume finishes it to the uninterrupted run's result without training again."""
+    whole = td_jax.train(small(), tmp_path / "whole", progress=False)
+    evaluate = jax_run.Runs.evaluate
+
+    def stopped_in_the_last(self, carry):  # noqa: ANN001, ANN202
+        if self.updates == self.runs[0].learner.total_updates:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return evaluate(self, carry)
+
+    with monkeypatch.context() as m:
+        m.setattr(jax_run.Runs, "evaluate", stopped_in_the_last)
+        out = td_jax.train(small(), tmp_path / "part", progress=False)
+    assert out["interrupted"] == signal.SIGTERM and not (tmp_path / "part" / "summary.json").exists()
+    resumed = td_jax.train(small(), tmp_path / "part", resume=True, progress=False)
+    assert resumed["test_wins"] == whole["test_wins"] and resumed["moves"] == whole["moves"]
+
+
+def test_seeds_left_unfinished_by_a_stop_in_the_finishing_writes_resume(tmp_path, monkeypatch, capsys):
+    """Two seeds in one program, stopped after seed 0 finished its files: --resume with both seeds
+    finishes seed 1 (seed 0 is left as it is); then every seed has finished."""
+    net = "features_kwargs={channels: 8, layers: 2, hidden: 16}"
+    argv = ["--env", "Zudecken32", "--seed", "0", "1", "--moves", "8192", "--n-envs", "64", "--eval-every",
+            "4096", "--eval-deals", "64", "--test-deals", "128", "--set", net, "--out", str(tmp_path),
+            "--no-progress"]  # fmt: skip
+    finish, calls = jax_run._finish, []
+
+    def stop_at_the_second(*args):  # noqa: ANN002, ANN202
+        if calls:
+            raise KeyboardInterrupt  # as timeout -s TERM would, between seed 0's files and seed 1's
+        calls.append(1)
+        return finish(*args)
+
+    with monkeypatch.context() as m:
+        m.setattr(jax_run, "_finish", stop_at_the_second)
+        assert td_jax.main(argv) == 130  # one line, "stopped by Ctrl-C"
+    runs = tmp_path / "td_jax"
+    assert (runs / "Zudecken32-seed0" / "summary.json").is_file()
+    assert not (runs / "Zudecken32-seed1" / "summary.json").exists()
+    capsys.readouterr()
+    assert td_jax.main([*argv, "--resume"]) == 0
+    assert "seed 0 has finished" in capsys.readouterr().err
+    assert (runs / "Zudecken32-seed1" / "summary.json").is_file()
+    with pytest.raises(SystemExit) as stop:
+        td_jax.main([*argv, "--resume"])
+    assert stop.value.code == 2 and "every seed's run has finished" in capsys.readouterr().err

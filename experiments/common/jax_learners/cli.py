@@ -121,6 +121,8 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
         seeds.VALIDATION.take(settings[0].eval_deals)  # deals that exist: else one line naming the range
         seeds.BENCHMARK.take(settings[0].test_deals)
         run_dirs = [args.out / learner.name / f"{env_name(env_id)}-seed{seed}" for seed in args.seed]
+        if args.resume:  # seeds that finished before a stop in the finishing writes: the others go on
+            settings, run_dirs = _unfinished(settings, run_dirs)
         for s, run_dir in zip(settings, run_dirs, strict=True):  # every seed's folder checked and held
             check_run_dir(run_dir, s.config(), jax_run.CHECKPOINT, args.resume, args.overwrite, held)
         for run_dir in run_dirs if not args.resume else ():  # then, and only then, claimed
@@ -128,6 +130,17 @@ def _checked(learner: Learner, p: argparse.ArgumentParser, args: argparse.Namesp
     except ValueError as err:
         p.error(str(err))
     return settings, run_dirs
+
+
+def _unfinished(settings: list[Any], run_dirs: list[Path]) -> tuple[list[Any], list[Path]]:
+    """The seeds of a ``--resume`` whose runs have not finished; ``ValueError`` if none is left."""
+    left = [(s, d) for s, d in zip(settings, run_dirs, strict=True) if not (d / "summary.json").is_file()]
+    if not left:
+        raise ValueError(f"--resume: every seed's run has finished ({', '.join(map(str, run_dirs))})")
+    for s, d in zip(settings, run_dirs, strict=True):
+        if (d / "summary.json").is_file():
+            print(f"seed {s.seed} has finished ({d}); resuming the others", file=sys.stderr)
+    return [s for s, _ in left], [d for _, d in left]
 
 
 def settings_of(args: argparse.Namespace) -> dict[str, Any]:

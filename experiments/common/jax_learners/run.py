@@ -103,10 +103,10 @@ class Run:
         state = meta.get("jax_run")
         if not isinstance(state, dict) or set(state) != set(self.STATE):
             raise checkpoint.CheckpointError(f"{path} is not a checkpoint of a JAX learner")
-        limit = self.s.n_moves // max(self.learner.moves_per_update, 1) + 1
-        checkpoint.check_counts(state, path, updates=limit)
+        checkpoint.check_counts(state, path, updates=self.learner.total_updates)
         was, now = meta.get("trained_with_seeds", [self.s.seed]), beside or [self.s.seed]
-        if was != now:
+        trained = state["updates"] == self.learner.total_updates  # no update left whose path could differ
+        if was != now and not (trained and set(now) <= set(was)):
             raise checkpoint.CheckpointError(
                 f"{path}: trained with seeds {_seeds(was)} in one program; "
                 f"resume it with --seed {_seeds(was)}"
@@ -293,6 +293,8 @@ def run_seeds(settings: list[Any], learners: list[Any], run_dirs: list[Path], re
             _write_curves(group, run_dirs)
             group.save(carry, run_dirs)  # a stop while finishing (held-out games, export) loses nothing
         bar.set_postfix_str(_postfix(group))
+        if stop.signal:  # it came during the final validation: saved above, so --resume finishes it
+            return [{"interrupted": stop.signal, "moves": group.moves}] * len(run_dirs)
     seconds = [r.elapsed() for r in group.runs]  # training's, without the held-out deals' games
     tests = group.tests(carry)
     carries = group.split(carry)
