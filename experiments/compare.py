@@ -24,6 +24,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -48,7 +49,8 @@ from quadrat_env import seeds
 from quadrat_env.arguments import at_least
 from quadrat_env.core.checks import check_memory
 from quadrat_env.extras import command
-from quadrat_env.files import FolderBusy, atomic_write, data_files, exclusive_folder
+from quadrat_env.files import FolderBusy, data_files, exclusive_folder
+from quadrat_env.journal import finish, replace_all
 from quadrat_env.registry import env_ids, short_name, short_names
 
 
@@ -270,6 +272,8 @@ class EarlierBenchmark(ValueError):
 
 #: The files a benchmark writes in its folder (with one per-deal ``<agent>.csv`` each).
 OUTPUTS = ("bench.json", "bench.md", "bench.png")
+#: The journal of a benchmark's writes (``quadrat_env.journal.replace_all``), in its folder.
+JOURNAL = ".bench-journal.json"
 
 
 def _plot(result: dict[str, Any], path: Path) -> None:
@@ -281,13 +285,28 @@ def _plot(result: dict[str, Any], path: Path) -> None:
 
 
 def _claim(args: argparse.Namespace) -> None:
-    """Inside the folder's lock: an earlier benchmark there is refused, or with ``--overwrite`` its
-    files are removed first (so none of its CSVs stays beside the new ones)."""
+    """Inside the folder's lock: an earlier benchmark there is refused without ``--overwrite``; with
+    it, the earlier files stay until the new ones replace them (``_written``), so a stop while the
+    deals are played leaves the earlier benchmark whole."""
     if (args.out / "bench.json").exists() and not args.overwrite:
         raise EarlierBenchmark(f"--out {args.out} holds an earlier benchmark (bench.json); pass "
                                "--overwrite to replace it, or choose another --out")  # fmt: skip
-    for old in [*(args.out / name for name in OUTPUTS), *data_files(args.out, "*.csv")]:
-        old.unlink(missing_ok=True)
+    finish(args.out / JOURNAL)  # an earlier run stopped in its renames: completed (or undone) first
+
+
+def _written(out: Path, files: dict[str, bytes]) -> None:
+    """The benchmark's files as one change: the new ones in, the earlier run's other files (its
+    CSVs of agents not played now, a plot not drawn now) out, all together or (stopped) none."""
+    old = [*(out / name for name in OUTPUTS), *data_files(out, "*.csv")]
+    changes: dict[Path, bytes | None] = {p: None for p in old if p.exists()}
+    changes.update({out / name: data for name, data in files.items()})
+    replace_all(changes, out / JOURNAL)
+
+
+def _csv(episodes: Sequence[Episode]) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        write_deals(Path(tmp) / "deals.csv", episodes)
+        return (Path(tmp) / "deals.csv").read_bytes()
 
 
 def _run(args: argparse.Namespace, env_id: str) -> int:
@@ -302,9 +321,9 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
         print(f"quadrat-bench: {err}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    (summary, episodes), rows, comparisons = results[0], [], []
+    (summary, episodes), rows, comparisons, files = results[0], [], [], {}
     for (row, played), who in zip(results, players, strict=True):
-        write_deals(args.out / f"{file_name(row.agent)}.csv", played)
+        files[f"{file_name(row.agent)}.csv"] = _csv(played)
         rows.append(row)
         if who is not mine:
             comparisons.append(compare(summary.agent, episodes, played, who[1]))
@@ -324,10 +343,15 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
     result = {"env_id": env_id, "seed_start": args.seed_start, "deals": args.deals, "exact_optimum": optimum,
               "model_batch": args.batch if args.model else None,
               "rows": [r.as_dict() for r in rows], "paired": comparisons}  # fmt: skip
-    atomic_write(args.out / "bench.json", json.dumps(result, indent=2))
-    atomic_write(args.out / "bench.md", "\n".join(lines) + "\n")
+    files |= {
+        "bench.json": json.dumps(result, indent=2).encode(),
+        "bench.md": ("\n".join(lines) + "\n").encode(),
+    }
     if args.plot:
-        _plot(result, args.out / "bench.png")
+        with tempfile.TemporaryDirectory() as tmp:
+            _plot(result, Path(tmp) / "bench.png")
+            files["bench.png"] = (Path(tmp) / "bench.png").read_bytes()
+    _written(args.out, files)
     print(f"wrote {args.out}/bench.json, bench.md and one per-deal CSV per agent")
     return 0
 

@@ -179,3 +179,24 @@ def test_a_missing_model_lists_the_shipped_ones(tmp_path, capsys):
         compare.main(["--env", "Zudecken32", "--model", "Zudecken32-nope", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "the models shipped for Zudecken32: " in err and "Zudecken32-rl" in err
+
+
+def test_overwrite_replaces_the_earlier_benchmark_only_when_the_new_one_is_whole(tmp_path, monkeypatch):
+    """Ctrl-C while the new deals are played leaves the earlier benchmark as it was; a finished
+    overwrite replaces it, and the earlier run's CSV of an agent not played now goes with it."""
+    base = ["--env", "Zudecken32", "--deals", "20", "--out", str(tmp_path), "--no-progress", "--no-optimum"]
+    assert compare.main([*base, "--agent", "random", "--baselines", "greedy"]) == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert "greedy.csv" in before
+    real = compare.evaluate
+
+    def stopped(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compare, "evaluate", stopped)
+    assert compare.main([*base, "--agent", "greedy", "--baselines", "--overwrite"]) == 130
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name in before} == before
+    monkeypatch.setattr(compare, "evaluate", real)
+    assert compare.main([*base, "--agent", "greedy", "--baselines", "--overwrite"]) == 0
+    assert not (tmp_path / "random.csv").exists() and (tmp_path / "greedy.csv").is_file()
+    assert [r["agent"] for r in json.loads((tmp_path / "bench.json").read_text())["rows"]] == ["greedy"]
