@@ -150,6 +150,16 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
     return buf.getvalue()
 
 
+def page_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
+    """The docs page's part: the share table; every cell's win rate stays in ``results/ladder.md``."""
+    return "\n\n".join([
+        f"Held-out deals: {result['deals']:,} a rung (the planner {result['planner_deals']:,}); rungs 8 "
+        "and 13 are the benchmark's rows. Each player's share of the rung's exact optimum (every cell's "
+        "win rate, 95% interval, seeds and budget: `results/ladder.md`):",
+        share_table(result, rows),
+    ]) + "\n"  # fmt: skip
+
+
 def tables(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
     return "\n\n".join([
         f"Held-out deals: {result['deals']:,} a rung (the planner {result['planner_deals']:,}); rungs 8 "
@@ -172,6 +182,8 @@ def write_result(result: dict[str, Any], out: Path, update_docs: bool = False, c
         out / "ladder.png": figure(result, rows),
     }
     if update_docs:
-        text = updated_page(PAGE.read_text(encoding="utf-8"), tables(result, rows), command, MARKERS, PAGE)
+        text = updated_page(
+            PAGE.read_text(encoding="utf-8"), page_table(result, rows), command, MARKERS, PAGE
+        )
         changes[PAGE] = text.encode()
     replace_all(changes, (Path(".") if update_docs else out) / JOURNAL)
