@@ -66,7 +66,7 @@ def benchmark_cells(env_id: str, ranks: int, bench: Path) -> list[dict[str, Any]
                 continue
             if learned and row.get("learned_from") != learners.LEARNERS[player][2]:
                 continue  # 52 cards: MaskablePPO imitated the clairvoyant solver, not exact values
-            out.append(_cell(row, ranks, player, row.get("train_seed"), "results/benchmark.json"))
+            out.append(learners.cell_of(row, ranks, player, row.get("train_seed"), "results/benchmark.json"))
             if learned:
                 out[-1].update(_committed_budget(env_id, name, out[-1]["seed"], row["learned_from"]))
     return out
@@ -83,27 +83,21 @@ def _committed_budget(env_id: str, kind: str, seed: int, learned_from: str) -> d
     return {"learned_from": learned_from, "deals_labelled": config["deals_per_round"] * config["rounds"]}
 
 
-def _cell(row: dict[str, Any], ranks: int, player: str, seed: int | None, source: str) -> dict[str, Any]:
-    keep = ("env_id", "episodes", "wins", "win_rate", "ci_low", "ci_high", "seconds")
-    cell = {"ranks": ranks, "player": player, **{k: row[k] for k in keep}, "source": source}
-    if seed is not None:
-        cell["seed"] = int(seed)
-    return cell
-
-
 def play_cell(env_id: str, ranks: int, player: str, args: argparse.Namespace) -> dict[str, Any]:
     """One player on the rung's held-out deals."""
     from quadrat_env.experiments.benchmark import bound_row
 
     if player == "solver":
-        return _cell(bound_row(env_id, seeds.BENCHMARK.take(args.deals)), ranks, player, None, "ladder")
+        return learners.cell_of(
+            bound_row(env_id, seeds.BENCHMARK.take(args.deals)), ranks, player, None, "ladder"
+        )
     deals = args.planner_deals if player == "planner" else args.deals
     agent = make(player, env_id)
     if player == "optimal":
         agent.solve()  # the whole table first (its own progress lines), then the deals
     summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(deals), progress=not args.no_progress,
                           n_envs=128)  # fmt: skip
-    return _cell(summary.as_dict(), ranks, player, None, "ladder")
+    return learners.cell_of(summary.as_dict(), ranks, player, None, "ladder")
 
 
 def keep(path: Path, cell: dict[str, Any]) -> None:

@@ -33,7 +33,6 @@ LEARNERS = {
 IMITATION_FLAGS = ("--rounds", "1", "--epochs", "8", "--eval-every", "2", "--loss", "ranked",
                    "--lr-decay", "cosine", "--channels", "64", "--jobs", "1")  # fmt: skip
 IMITATION_DEALS = 60_000
-MODEL_BATCH = 1024  # the benchmark's batch for a network's deals (its MODEL_BATCH)
 GRACE_S = 30.0  # how long a stopped ladder lets its training processes reach their checkpoint
 
 
@@ -63,6 +62,15 @@ def command(learner: str, env_id: str, seed: int, work: Path, moves: int | None 
     return [*cmd, "--overwrite"] if folder.exists() else cmd
 
 
+def cell_of(row: dict[str, Any], ranks: int, player: str, seed: int | None, source: str) -> dict[str, Any]:
+    """A ladder cell from a summary row (``evaluate``'s, or the benchmark's): what the tables read."""
+    keep = ("env_id", "episodes", "wins", "win_rate", "ci_low", "ci_high", "seconds")
+    cell = {"ranks": ranks, "player": player, **{k: row[k] for k in keep}, "source": source}
+    if seed is not None:
+        cell["seed"] = int(seed)
+    return cell
+
+
 def budget(learner: str, env_id: str, args: argparse.Namespace) -> int:
     """A run's budget as the ladder trains it now: TD(0)'s moves (``--td-moves``, else ``td.yml``'s
     for the rung), imitation's labelled deals (``--imitation-deals``)."""
@@ -83,6 +91,7 @@ def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namesp
     import torch
     import yaml
     from quadrat_env.agents.sb3_agent import SB3Agent
+    from quadrat_env.experiments.benchmark import MODEL_BATCH  # the batch every network's table plays
 
     torch.set_num_threads(1)
     folder = run_dir(args.work, learner, env_id, seed)
@@ -90,10 +99,8 @@ def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namesp
     summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(args.deals), progress=not args.no_progress,
                           n_envs=MODEL_BATCH)  # fmt: skip
     config = yaml.safe_load((folder / "config.yml").read_text(encoding="utf-8"))
-    keep = ("env_id", "episodes", "wins", "win_rate", "ci_low", "ci_high", "seconds")
-    out = {"ranks": ranks, "player": learner, **{k: summary.as_dict()[k] for k in keep}, "source": "ladder",
-           "seed": seed, "learned_from": LEARNERS[learner][2], "network": "zudecken-afterstates",
-           "run": str(folder)}  # fmt: skip
+    out = cell_of(summary.as_dict(), ranks, learner, seed, "ladder")
+    out.update({"learned_from": LEARNERS[learner][2], "network": "zudecken-afterstates", "run": str(folder)})
     if learner == "td":
         out["moves"] = config["n_moves"]
     else:
