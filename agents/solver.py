@@ -22,7 +22,9 @@ Command line: ``python -m quadrat_env.agents.solver Zudecken "AC 2C ..."`` or ``
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -39,9 +41,26 @@ from quadrat_env.registry import rules_for, short_names
 
 
 def solve(env_id: str, deck: str | Sequence[str | int], **env_kwargs: object) -> list[int] | None:
-    """A winning line of actions for ``deck`` in the env ``env_id``, or ``None`` if none exists."""
-    game = rules_for(env_id, **env_kwargs)
-    return Solver(game).line(game.start(parse_deck(deck, game.pack)))
+    """A winning line of actions for ``deck`` in the env ``env_id``, or ``None`` if none exists.
+
+    The solver of an ``(env_id, env_kwargs)`` is built once and kept (a few at most): building one
+    compiles nothing but warms its searches up, which cost more than most deals' search. Calls from
+    several threads take turns (they share its memo)."""
+    with _SOLVE_LOCK:
+        try:
+            solver = _kept_solver(env_id, tuple(sorted(env_kwargs.items())))
+        except TypeError:  # an unhashable kwarg: a solver for this call only
+            solver = Solver(rules_for(env_id, **env_kwargs))
+        game = solver.game
+        return solver.line_from_row(game.start_row(parse_deck(deck, game.pack), checked=True))
+
+
+_SOLVE_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=8)
+def _kept_solver(env_id: str, env_kwargs: tuple[tuple[str, object], ...]) -> Solver:
+    return Solver(rules_for(env_id, **dict(env_kwargs)))
 
 
 def solve_state(game: Rules, state: Any) -> list[int] | None:

@@ -72,6 +72,9 @@ def card_code(card: int) -> str:
     return RANKS[card % 13] + SUITS[card // 13]
 
 
+_CARD_OF_CODE: dict[str, int] = {card_code(c): c for c in range(52)}
+
+
 def card_symbol(card: int) -> str:
     """Rank plus suit symbol, e.g. ``"T♦"``, for text pictures."""
     return RANKS[card % 13] + SUIT_SYMBOLS[card // 13]
@@ -111,6 +114,17 @@ def parse_deck(
         }.get(kind, kind)
         raise ValueError(f"deck must be a list of card codes like ['TD', 'AS', ...] in dealing order, "
                          f"got {why}")  # fmt: skip
+    try:  # the usual spelling ("TD" ...): one lookup a card; anything else is read item by item
+        cards = [_CARD_OF_CODE[item] for item in items]
+    except (KeyError, TypeError):
+        cards = _read_items(items)
+    if pack_size is not None:
+        check_pack(cards, pack_size)
+    return tuple(cards)
+
+
+def _read_items(items: Sequence[str | int]) -> list[int]:
+    """Card numbers of codes in any accepted spelling and of integers, or the first bad item's error."""
     cards: list[int] = []
     for i, item in enumerate(items):
         if isinstance(item, str):
@@ -124,9 +138,7 @@ def parse_deck(
             cards.append(int(item))
         else:
             raise ValueError(f"deck position {i}: expected a card code like 'TD', got {item!r}")
-    if pack_size is not None:
-        check_pack(cards, pack_size)
-    return tuple(cards)
+    return cards
 
 
 def _check_length(deck: Any, pack_size: int | Sequence[int] | None) -> None:
@@ -154,6 +166,8 @@ def check_pack(cards: Sequence[int], pack_size: int | Sequence[int]) -> None:
         raise ValueError(f"pack size must be one of {sorted(PACKS)}, got {pack_size!r}")
     if len(cards) != pack_size:
         raise ValueError(f"deck has {len(cards)} cards; this game needs {pack_size}")
+    if sorted(cards) == sorted(pack_cards):  # the usual case; otherwise say what is wrong
+        return
     dupes = sorted(c for c, n in Counter(cards).items() if n > 1)
     if dupes:
         raise ValueError(f"deck repeats {format_cards(dupes)}")

@@ -2,6 +2,7 @@
 
     python -m scripts.solver_then_now                  # against 20c39d5, 1,000 deals
     python -m scripts.solver_then_now --commit HEAD~5 --deals 2000 --rounds 3
+    python -m scripts.solver_then_now --per-call       # solve(env_id, deck), a deal a call
 
 The earlier code is checked out into a temporary git worktree (so this needs the repository's
 history) and timed in its own process; the current code in another. Both decide the same deals,
@@ -55,6 +56,35 @@ for _ in range(5):
 print(wins, best)
 """
 
+# --per-call: the public ``solve(env_id, deck)`` a deal at a time, on decks given as card-code strings
+# (the same call in both; each deal drawn by ``random.Random(seed)``), the first call made untimed.
+_CALL = """
+import random, time
+from quadrat_env.cards import RANKS, SUITS
+from {module} import solve
+codes = [r + s for s in SUITS for r in RANKS]
+decks = []
+for seed in range({deals}):
+    deck = codes[:]
+    random.Random(seed).shuffle(deck)
+    decks.append(" ".join(deck))
+solve("{env_id}", decks[0])
+best = float("inf")
+for _ in range(5):
+    start = time.perf_counter()
+    wins = sum(solve("{env_id}", deck) is not None for deck in decks)
+    best = min(best, time.perf_counter() - start)
+print(wins, best)
+"""
+
+
+def _code(when: str, per_call: bool, deals: int) -> str:
+    """The timing snippet for the earlier code (``when == "then"``) or the current one."""
+    if per_call:
+        module = "agents.solver" if when == "then" else "quadrat_env.agents.solver"
+        return _CALL.format(module=module, env_id=ENV_ID, deals=deals)
+    return (_THEN if when == "then" else _NOW).format(env_id=ENV_ID, deals=deals)
+
 
 def _time(code: str, tree: Path | None) -> tuple[int, float]:
     """Run a timing snippet, importing from the worktree ``tree`` (None: the installed package):
@@ -72,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commit", default="20c39d5", help="the earlier code (default: the Python search)")
     p.add_argument("--deals", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument(
+        "--per-call",
+        action="store_true",
+        help="time the public solve(env_id, deck) a deal at a time (default: a batch of states)",
+    )
     args = p.parse_args(argv)
     if args.deals < 1 or args.rounds < 1:
         p.error("--deals and --rounds must be >= 1")
@@ -86,11 +121,11 @@ def main(argv: list[str] | None = None) -> int:
             ratios = []
             for r in range(args.rounds):
                 try:
-                    then = _time(_THEN.format(env_id=ENV_ID, deals=args.deals), then_dir)
+                    then = _time(_code("then", args.per_call, args.deals), then_dir)
                 except subprocess.CalledProcessError as err:  # e.g. a commit without the old solver API
                     last = (err.stderr.strip().splitlines() or ["no output"])[-1]
-                    p.error(f"cannot time {args.commit!r}'s solver (agents.solver.solve_state): {last}")
-                now = _time(_NOW.format(env_id=ENV_ID, deals=args.deals), None)
+                    p.error(f"cannot time {args.commit!r}'s solver (agents.solver): {last}")
+                now = _time(_code("now", args.per_call, args.deals), None)
                 if then[0] != now[0]:
                     print(f"they disagree: {then[0]} against {now[0]} winnable deals", file=sys.stderr)
                     return 1

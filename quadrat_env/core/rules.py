@@ -83,12 +83,17 @@ class Rules(Generic[S]):
     # -- the verbs -----------------------------------------------------------------------------
     def start(self, deck: Sequence[int]) -> S:
         """The opening state for ``deck`` (card numbers, index 0 dealt first)."""
+        return self.view(self.start_row(deck))
+
+    def start_row(self, deck: Sequence[int], checked: bool = False) -> np.ndarray:
+        """The opening state row for ``deck`` (``checked``: already a permutation of the pack)."""
         cards = tuple(deck)
-        check_pack(cards, self.pack)
+        if not checked:
+            check_pack(cards, self.pack)
         row = np.zeros(self.state_size, dtype=np.int64)
         self.kernel.reset_one(row, np.array(cards, dtype=np.int64), self._scratch(), self._mask(),
                               self.params)  # fmt: skip
-        return self.view(row)
+        return row
 
     def legal_moves(self, state: S) -> tuple[int, ...]:
         """Legal move numbers in ascending order; empty exactly when the game is over."""

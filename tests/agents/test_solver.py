@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import gymnasium as gym
@@ -61,6 +62,24 @@ def test_hand_built_decks_are_decided_right(env_id, deck, winnable):
     assert (line is not None) == winnable
     if winnable:
         assert replay(env_id, deck, line)
+
+
+def test_solve_keeps_its_solvers_and_decides_as_a_fresh_one():
+    # solve() keeps a solver per (ID, kwargs) and reuses its memo: every deal decided as a new
+    # solver decides it, on two packs in turn and from several threads at once
+    env_id, jobs = "quadrat_env/Zudecken-v0", []
+    for ranks in (4, 13, 4):
+        game = gym.make(env_id, ranks=ranks).unwrapped.game
+        for seed in range(25):
+            deck = [int(c) for c in np.random.default_rng(seed).permutation(game.pack)]
+            jobs.append((ranks, deck, Solver(game).line(game.start(deck))))
+    assert 0 < sum(line is None for *_, line in jobs) < len(jobs)
+    assert [solve(env_id, deck, ranks=r) for r, deck, _ in jobs] == [line for *_, line in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        lines = list(pool.map(lambda job: solve(env_id, job[1], ranks=job[0]), jobs))
+    assert lines == [line for *_, line in jobs]
+    with pytest.raises(ValueError, match="ranks"):
+        solve(env_id, jobs[0][1], ranks=[4])  # unhashable: refused by the rules, not the cache
 
 
 def test_zudecken_solver_beats_greedy_where_greedy_fails():

@@ -47,11 +47,23 @@ def test_parse_deck_accepts_strings_lists_and_numbers():
         ([0, 52], None, "not in 0..51"),
         ([0, 1.0], None, "position 1"),
         ([True], None, "position 0"),
+        (["AC", ["AD"]], None, "position 1"),
     ],
 )
 def test_bad_decks_say_what_is_wrong(deck, size, message):
     with pytest.raises(ValueError, match=message):
         parse_deck(deck, size)
+
+
+def test_every_spelling_of_a_deck_reads_the_same():
+    # the common spelling takes a lookup a card, the others the checking reader: the same cards
+    deck = list(np.random.default_rng(0).permutation(FULL_PACK))
+    codes = [card_code(c) for c in deck]
+    mixed = [c.lower() if i % 3 == 0 else c.replace("T", "10") if i % 3 == 1 else deck[i]
+             for i, c in enumerate(codes)]  # fmt: skip
+    expected = tuple(int(c) for c in deck)
+    assert parse_deck(codes, 52) == parse_deck(" ".join(codes), 52) == parse_deck(mixed, 52) == expected
+    assert parse_deck(np.array(deck), 52) == expected
 
 
 def test_check_pack_rejects_unknown_pack_size():
