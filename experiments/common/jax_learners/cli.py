@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jax
 import yaml
 from quadrat_env.experiments.common.checkpoint import CheckpointError
+from quadrat_env.experiments.common.jax_learners import memory
 from quadrat_env.experiments.common.jax_learners import run as jax_run
 from quadrat_env.experiments.common.runs import check_flags, check_run_dir, claim_run_dir
 
@@ -188,6 +190,18 @@ def main(learner: Learner, argv: list[str] | None = None) -> int:
             )
         except CheckpointError as err:  # --resume: damaged, or of other settings
             p.error(str(err))
+        except (memory.OutOfMemory, jax.errors.JaxRuntimeError) as err:
+            n_envs = settings[0].n_envs
+            short = err if isinstance(err, memory.OutOfMemory) else memory.out_of_memory(err, n_envs)
+            if short is None:
+                raise
+            print(f"{learner.name}: {short}", file=sys.stderr)
+            if not args.resume:  # refused before its first checkpoint: no run folder left behind
+                for run_dir in run_dirs:
+                    if [f.name for f in run_dir.iterdir()] == ["config.yml"]:
+                        (run_dir / "config.yml").unlink()
+                        run_dir.rmdir()
+            return 1
     if "interrupted" in summaries[0]:
         again = " ".join(str(run_dir / jax_run.CHECKPOINT) for run_dir in run_dirs)
         print(f"{learner.name}: stopped at move {summaries[0]['moves']:,}; checkpoint in {again}; "

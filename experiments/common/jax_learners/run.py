@@ -14,6 +14,7 @@ torch policy's ``state_dict``) and, where SB3 is installed, exported as ``model.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from quadrat_env.agents.evaluate import wilson
 from quadrat_env.experiments.common import checkpoint
+from quadrat_env.experiments.common.jax_learners import memory
 from quadrat_env.experiments.common.runs import StopAtBoundary, on_stop_signals
 
 from quadrat_env import seeds
@@ -144,8 +146,7 @@ class Runs:
     (the same settings but the seed) as one program vmapped over a leading seed axis of the carry,
     meant for a GPU, where ten processes of one seed each made no more moves a second than three
     (results/td_jax_gpu; what one program gains there is not measured yet; on 2 CPU cores nothing:
-    results/td_jax_cpu/together). A seed's updates then take another
-    floating-point path than alone: the same learner, not the same weights."""
+    results/td_jax_cpu/together). A seed's updates then take another floating-point path than alone."""
 
     def __init__(self, runs: list[Run]) -> None:
         self.runs, first = runs, runs[0]
@@ -241,8 +242,6 @@ def decks(settings: Any, seed_range: range) -> np.ndarray:
 
 
 def device_name() -> str:
-    import os
-
     device = jax.devices()[0]
     if device.platform == "cpu":
         return f"cpu: {os.cpu_count()} cores"
@@ -268,6 +267,7 @@ def run_seeds(settings: list[Any], learners: list[Any], run_dirs: list[Path], re
     for run_dir in run_dirs:
         run_dir.mkdir(parents=True, exist_ok=True)
     group = Runs([Run(s, learner) for s, learner in zip(settings, learners, strict=True)])
+    memory.check(group._train, jax.eval_shape(group.init), settings[0].n_envs)  # before any allocation
     carry = group.restore(run_dirs) if resume else group.init()
     stop, last_save = StopAtBoundary(), time.monotonic()
     which = f"seed {group.seeds[0]}" if len(run_dirs) == 1 else f"seeds {_seeds(group.seeds)}"
