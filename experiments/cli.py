@@ -15,6 +15,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from quadrat_env.extras import stops_kept
+
 PACKAGE = "quadrat_env.experiments"
 
 #: name -> (module with ``main(argv)``, one line of help). ``train`` picks its module by ``--algo``.
@@ -88,8 +90,16 @@ def _train(argv: list[str]) -> tuple[str, list[str]] | int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    found = commands()
+    with stops_kept():  # from the first import on: a Ctrl-C in JAX's garbage collection is not lost
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(args: list[str]) -> int:
+    try:
+        found = commands()  # imports every study's package
+    except KeyboardInterrupt:
+        print("quadrat: stopped while starting (Ctrl-C); nothing was done", file=sys.stderr)
+        return 130
     if not args or args[0] in ("-h", "--help"):
         print(usage(found), file=sys.stdout if args else sys.stderr)
         return 0 if args else 2
@@ -109,7 +119,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             return picked
         module, rest = picked
     sys.argv[0] = f"quadrat {name}"  # argparse's usage line names the command as typed
-    return importlib.import_module(module).main(rest)
+    return _run(module, rest, sys.argv[0])
+
+
+def _run(module: str, argv: list[str] | None, name: str) -> int:
+    """``module.main(argv)``; a Ctrl-C while the module (torch, JAX, ...) is still importing is one
+    line and exit 130, as it is once the command runs."""
+    with stops_kept():
+        try:
+            command = importlib.import_module(module).main
+        except KeyboardInterrupt:
+            print(f"{name}: stopped while starting (Ctrl-C); nothing was done", file=sys.stderr)
+            return 130
+        return command(argv)
+
+
+def play(argv: Sequence[str] | None = None) -> int:
+    """``quadrat-play``: ``quadrat play``, by its own name."""
+    return _run(COMMANDS["play"][0], None if argv is None else list(argv), "quadrat-play")
+
+
+def bench(argv: Sequence[str] | None = None) -> int:
+    """``quadrat-bench``: ``quadrat bench``, by its own name."""
+    return _run(COMMANDS["bench"][0], None if argv is None else list(argv), "quadrat-bench")
 
 
 if __name__ == "__main__":

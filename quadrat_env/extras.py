@@ -108,7 +108,8 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
         if own and before == signal.SIG_DFL:
             signal.signal(signal.SIGTERM, _raise_terminated)
         try:
-            return main(*args, **kwargs)
+            with stops_kept():
+                return main(*args, **kwargs)
         except BrokenPipeError:
             _silence_stdout()
             return 1
@@ -135,6 +136,36 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     return run
+
+
+@contextlib.contextmanager
+def stops_kept() -> Iterator[None]:
+    """Ctrl-C and SIGTERM that Python drops are sent again. A stop raised while a garbage-collection
+    callback runs (JAX registers one) is "ignored" by Python: printed and dropped, and the command
+    would go on to the end as if no signal came. Inside this block such a signal is sent again a
+    moment later, once the callback has returned, to whatever handler is installed then."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        stop = unraisable.exc_value
+        if not isinstance(stop, KeyboardInterrupt) and not hasattr(stop, "signum"):
+            return before(unraisable)
+        signum = getattr(stop, "signum", signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)
+        again = threading.Timer(0.01, os.kill, (os.getpid(), signum))
+        again.daemon = True
+        again.start()
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = before
 
 
 def _silence_stdout() -> None:

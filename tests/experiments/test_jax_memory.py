@@ -66,3 +66,14 @@ def test_xla_out_of_memory_during_a_run_is_one_line_other_errors_are_not_hidden(
     monkeypatch.setattr(memory, "check", other)
     with pytest.raises(jax.errors.JaxRuntimeError, match="INTERNAL"):
         td_jax.main([*SMALL, "--out", str(tmp_path / "other")])
+
+
+def test_a_stop_while_the_training_call_compiles_is_kept_for_a_checkpoint(tmp_path, monkeypatch, capsys):
+    # Ctrl-C raised out of XLA's compiling ended in a crash at exit (SIGSEGV): the run's own
+    # handler takes it from before the ahead compile, so the run stops at move 0 with a checkpoint
+    import signal
+
+    monkeypatch.setattr(memory, "check", lambda *_: signal.raise_signal(signal.SIGINT))
+    assert td_jax.main([*SMALL, "--out", str(tmp_path)]) == 130
+    assert "stopped at move 0; checkpoint in" in capsys.readouterr().err
+    assert (tmp_path / "td_jax" / "Zudecken32-seed0" / "checkpoint.npz").is_file()

@@ -83,3 +83,30 @@ def test_the_installed_command_runs_a_subcommand():
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("quadrat solve: error:")
+
+
+@pytest.mark.parametrize("entry", ["quadrat", "quadrat-play", "quadrat-bench"])
+def test_ctrl_c_while_a_command_imports_is_one_line_and_exit_130(entry, monkeypatch, capsys):
+    def interrupted(module: str):  # noqa: ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.importlib, "import_module", interrupted)
+    if entry == "quadrat":  # while it finds the studies' commands, and while the command imports
+        code = cli.main(["bench", "--help"])
+        monkeypatch.setattr(cli, "commands", lambda: dict(cli.COMMANDS))
+        assert cli.main(["bench", "--help"]) == 130
+    else:
+        code = (cli.play if entry == "quadrat-play" else cli.bench)(["--help"])
+    err = capsys.readouterr().err.strip().splitlines()
+    said = {"quadrat": ["quadrat", "quadrat bench"]}.get(entry, [entry])
+    assert code == 130
+    assert err == [f"{name}: stopped while starting (Ctrl-C); nothing was done" for name in said]
+
+
+@pytest.mark.parametrize(("entry", "command"), [("quadrat-play", "play"), ("quadrat-bench", "bench")])
+def test_the_two_short_commands_are_their_quadrat_commands(entry, command, capsys):
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts[entry] == f"quadrat_env.experiments.cli:{command}"
+    with pytest.raises(SystemExit) as stop:
+        getattr(cli, command)(["--help"])
+    assert stop.value.code == 0 and capsys.readouterr().out.startswith("usage:")

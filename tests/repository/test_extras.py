@@ -118,3 +118,42 @@ def test_the_jax_check_without_jax_names_the_jax_extra(tmp_path):
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert out.returncode == 1 and len(lines) == 1, out.stderr[-2000:]
     assert lines[0].startswith("jax_equal: ") and 'pip install "quadrat-env[jax]"' in lines[0], lines[0]
+
+
+DROPPED_STOP = """
+import gc, signal, sys, time
+from quadrat_env.extras import command
+
+fired = []
+
+
+def callback(phase, info):  # the handler's exception is raised in here, where Python drops it
+    if phase == "start" and not fired:
+        fired.append(1)
+        signal.raise_signal(signal.{sig})
+        fired.append(2)
+
+
+@command
+def main():
+    gc.callbacks.append(callback)
+    gc.collect()
+    gc.callbacks.remove(callback)
+    for _ in range(300):
+        time.sleep(0.01)
+    print("went on to the end")
+    return 0
+
+
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(("sig", "code", "said"), [("SIGINT", 130, "Ctrl-C"), ("SIGTERM", 143, "SIGTERM")])
+def test_a_stop_dropped_in_a_garbage_collection_callback_still_stops_the_command(sig, code, said):
+    # JAX registers such a callback: a Ctrl-C landing in it was printed as "Exception ignored" and the
+    # command went on to exit 0
+    done = subprocess.run([sys.executable, "-c", DROPPED_STOP.format(sig=sig)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == code and "went on" not in done.stdout, (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == [f"__main__: stopped by {said}"], done.stderr

@@ -251,9 +251,8 @@ def device_name() -> str:
 def run(settings: Any, learner: Any, run_dir: Path, resume: bool = False, progress: bool = True,
         checkpoint_minutes: float = 10.0,
         export: Callable[[Path], Path] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Train to ``n_moves`` (from the checkpoint with ``resume``); the summary, or
-    ``{"interrupted": signal, "moves": ...}`` when a signal stopped it at a checkpoint. ``export``
-    writes ``model.zip`` from the run folder's ``weights.npz`` (called where SB3 is installed)."""
+    """Train to ``n_moves`` (from the checkpoint with ``resume``): the summary, or ``{"interrupted":
+    signal, "moves": ...}``; ``export`` writes ``model.zip`` from ``weights.npz`` where SB3 is."""
     return run_seeds([settings], [learner], [run_dir], resume, progress, checkpoint_minutes, export)[0]
 
 
@@ -267,9 +266,10 @@ def run_seeds(settings: list[Any], learners: list[Any], run_dirs: list[Path], re
     for run_dir in run_dirs:
         run_dir.mkdir(parents=True, exist_ok=True)
     group = Runs([Run(s, learner) for s, learner in zip(settings, learners, strict=True)])
-    memory.check(group._train, jax.eval_shape(group.init), settings[0].n_envs)  # before any allocation
-    carry = group.restore(run_dirs) if resume else group.init()
     stop, last_save = StopAtBoundary(), time.monotonic()
+    with on_stop_signals(stop):  # a stop while compiling is kept for the loop (raised, it crashed at exit)
+        memory.check(group._train, jax.eval_shape(group.init), settings[0].n_envs)  # before allocating
+        carry = group.restore(run_dirs) if resume else group.init()
     which = f"seed {group.seeds[0]}" if len(run_dirs) == 1 else f"seeds {_seeds(group.seeds)}"
     bar = tqdm(total=group.total_updates * group.moves_per_update, initial=group.moves, unit="move",
                unit_scale=True, desc=f"{settings[0].env_id} {which}", disable=not progress)  # fmt: skip
@@ -338,8 +338,8 @@ def sb3_installed() -> bool:
 
 
 def repeat(update: Callable[[Any, Any], tuple[Any, Stats]], carry: Any, n: jax.Array) -> tuple[Any, Stats]:
-    """``n`` updates in a loop whose length is traced, not static: one compilation serves calls of
-    every length. The deals ended and won over them, and their mean loss."""
+    """``n`` updates in a loop of traced length (one compilation serves every length); the deals
+    ended and won over them, and their mean loss."""
 
     def body(_: jax.Array, state: tuple[Any, jax.Array, jax.Array, jax.Array]) -> tuple[Any, ...]:
         carry, deals, wins, loss = state
