@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from quadrat_env.files import finish_run
+
 
 def claim_run_dir(run_dir: Path, overwrite: bool) -> None:
     """Make ``run_dir`` for a new run. A folder that exists and holds anything is refused
@@ -68,7 +70,8 @@ def check_resumable(run_dir: Path, config: dict[str, Any], checkpoint: str,
         keys = sorted(k for k in {*old, *config} if old.get(k) != config.get(k))
         raise ValueError(f"--resume: these settings differ from the run's config.yml: {', '.join(keys)}; "
                          "resume with the arguments the run was started with")  # fmt: skip
-    if (run_dir / finished).is_file():
+    if (run_dir / finished).is_file():  # a kill between a run's last two steps left its checkpoint
+        finish_run(run_dir, checkpoint)
         raise ValueError(f"--resume: the run in {run_dir} has finished ({finished})")
     if (run_dir / checkpoint).exists() and not (run_dir / checkpoint).is_file():
         raise ValueError(f"--resume: {run_dir / checkpoint} is not a file")

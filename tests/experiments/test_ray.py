@@ -5,11 +5,14 @@ Each Ray run is a process of its own, as each command is (``in_own_process``).""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from conftest import in_own_process
 from quadrat_env.experiments import benchmark
 from quadrat_env.experiments.common.parallel import WorkerFailed, run_tasks
 
+MODELS = Path(__file__).resolve().parents[2] / "experiments" / "models"
 SMALL = ["--deals", "60", "--planner-deals", "4", "--planner-samples", "4", "--env", "quadrat_env/Quadrat-v0",
          "--env", "quadrat_env/Zudecken-v0", "--no-plots", "--no-progress"]  # fmt: skip
 
@@ -21,10 +24,18 @@ def rows(folder) -> list[dict]:
 
 
 def test_a_small_benchmark_on_ray_equals_the_local_run(tmp_path):
-    assert benchmark.main([*SMALL, "--out", str(tmp_path / "local")]) == 0
-    ray_run = [*SMALL, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray"]
+    # two of the committed models (a policy network, an afterstate network) beside the fixed players:
+    # each kind of task once; the other 44 models' rows would add Ray's loading, not coverage
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("Quadrat-ppo.zip", "Zudecken-td_ppo.zip"):
+        shutil.copy(MODELS / name, models / name)
+    small = [*SMALL, "--models", str(models)]
+    assert benchmark.main([*small, "--out", str(tmp_path / "local")]) == 0
+    ray_run = [*small, "--out", str(tmp_path / "ray"), "--jobs", "2", "--ray"]
     assert in_own_process(benchmark.main, ray_run) == 0
     assert rows(tmp_path / "ray") == rows(tmp_path / "local")
+    assert {"ppo", "td_ppo", "planner"} <= {r["agent"] for r in rows(tmp_path / "local")}
     for csv in (tmp_path / "local" / "deals").glob("*.csv"):  # every agent's per-deal outcomes
         assert (tmp_path / "ray" / "deals" / csv.name).read_text() == csv.read_text()
 

@@ -225,3 +225,17 @@ def test_resume_names_a_checkpoint_that_is_a_folder(tmp_path):
     (tmp_path / "checkpoint.npz").mkdir()
     with pytest.raises(ValueError, match="checkpoint.npz is not a file"):
         check_resumable(tmp_path, {"seed": 1}, "checkpoint.npz")
+
+
+def test_resume_of_a_finished_run_removes_the_checkpoint_a_kill_left(tmp_path):
+    # a run writes its summary, then removes its checkpoint: killed between the two, the finished
+    # folder kept a stale checkpoint.npz (and any half-written copy beside it)
+    from quadrat_env.experiments.common.runs import check_resumable
+
+    (tmp_path / "config.yml").write_text("seed: 1\n")
+    (tmp_path / "summary.json").write_text("{}")
+    (tmp_path / "checkpoint.npz").write_bytes(b"stale")
+    (tmp_path / ".checkpoint.npz.tmp1234").write_bytes(b"half")
+    with pytest.raises(ValueError, match="has finished"):
+        check_resumable(tmp_path, {"seed": 1}, "checkpoint.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yml", "summary.json"]
