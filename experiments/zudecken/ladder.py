@@ -27,6 +27,7 @@ from quadrat_env.agents import available, evaluate, make
 from quadrat_env.experiments.zudecken import RESULTS
 from quadrat_env.experiments.zudecken import ladder_learners as learners
 from quadrat_env.experiments.zudecken import rung_optimum as optimum
+from quadrat_env.experiments.zudecken.ladder_curves import with_curve
 from quadrat_env.experiments.zudecken.ladder_table import PAGE, write_result
 
 from quadrat_env import seeds
@@ -170,9 +171,8 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
                 if c["env_id"] == env_id and c["player"] == player and c["episodes"] == deals
             ]
             budget = learners.budget(player, env_id, args) if player in learners.LEARNERS else None
-            cells += sorted(
-                (c for c in mine if learners.cell_budget(c) == budget), key=lambda c: c.get("seed", -1)
-            )
+            kept = [with_curve(c, args.work) for c in mine if learners.cell_budget(c) == budget]
+            cells += sorted(kept, key=lambda c: c.get("seed", -1))
     return {"schema": 1, "deals": args.deals, "planner_deals": args.planner_deals,
             "optimum": {str(r): optimum(r) for r in rungs()}, "cells": cells}  # fmt: skip
 
@@ -231,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error(str(err))
     for line in failed:
         print(f"ladder: {line}", file=sys.stderr)
-    print(f"ladder: {len(result['cells'])} cells -> {args.out / 'ladder.md'}, {args.out / 'ladder.png'}")
+    wrote = ", ".join(str(args.out / f"ladder{end}") for end in (".md", ".png", "_curves.png"))
+    print(f"ladder: {len(result['cells'])} cells -> {wrote}")
     return 1 if failed else 0
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env.experiments.common.pages import updated_page
+from quadrat_env.experiments.zudecken import ladder_curves
 
 from quadrat_env.journal import replace_all
 
@@ -172,15 +173,18 @@ def tables(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
 
 
 def write_result(result: dict[str, Any], out: Path, update_docs: bool = False, command: str = "") -> None:
-    """``ladder.json``, ``ladder.md`` and ``ladder.png`` into ``out`` (with ``update_docs`` the tables
-    into ``docs/ladder.md`` too), as one change: a stop leaves the earlier files or the new ones,
-    never a mix."""
+    """``ladder.json``, ``ladder.md``, ``ladder.png`` and ``ladder_curves.png`` (``ladder_curves``)
+    into ``out`` (with ``update_docs`` the tables into ``docs/ladder.md`` too), as one change: a stop
+    leaves the earlier files or the new ones, never a mix."""
     rows = summary(result)
     changes = {
         out / "ladder.json": (json.dumps(result, indent=1) + "\n").encode(),
         out / "ladder.md": f"# The Zudecken ladder\n\nBy `{command}`.\n\n{tables(result, rows)}".encode(),
         out / "ladder.png": figure(result, rows),
     }
+    curves = ladder_curves.figure(result, rows)
+    if curves is not None:
+        changes[out / "ladder_curves.png"] = curves
     if update_docs:
         text = updated_page(
             PAGE.read_text(encoding="utf-8"), page_table(result, rows), command, MARKERS, PAGE
