@@ -15,6 +15,7 @@ fixed shapes, as ``jit`` and ``vmap`` need.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -136,3 +137,27 @@ class Afterstates:
         """Every action's score (12: the groups, then "end", never scored)."""
         scored = jnp.where(coverable, value(params, grid), UNSCORED)
         return jnp.concatenate([scored, jnp.full(scored.shape[:-1] + (1,), UNSCORED)], -1)
+
+    def scores_of_coverable(self, params: Params, grid: jax.Array, coverable: jax.Array) -> jax.Array:
+        """``scores`` of a batch (n, 11, ...), valuing the coverable afterstates only, as the torch
+        network does: about 3 of the 11 a decision, so the network runs on a buffer of 4 or 6 a
+        decision when the batch's count fits (else on all). Not for use under ``vmap``: there every
+        buffer's branch would run."""
+        n, moves = coverable.shape
+        flat, scored = grid.reshape(n * moves, *self.afterstate_shape), coverable.reshape(-1)
+        count = scored.sum()
+
+        def buffer(size: int) -> Callable[[], jax.Array]:
+            def values() -> jax.Array:  # the coverable ones first; the rest point past the end: dropped
+                at = jnp.nonzero(scored, size=size, fill_value=n * moves)[0]
+                got = value(params, flat[jnp.minimum(at, n * moves - 1)])
+                return jnp.full(n * moves, UNSCORED, got.dtype).at[at].set(got, mode="drop")
+
+            return values
+
+        def every() -> jax.Array:
+            return jnp.where(scored, value(params, flat), UNSCORED)
+
+        which = (count > 4 * n).astype(jnp.int32) + (count > 6 * n).astype(jnp.int32)
+        out = jax.lax.switch(which, [buffer(4 * n), buffer(6 * n), every]).reshape(n, moves)
+        return jnp.concatenate([out, jnp.full((n, 1), UNSCORED, out.dtype)], -1)

@@ -48,3 +48,27 @@ def test_a_non_zudecken_observation_or_size_is_refused():
         ja.Afterstates(100)
     with pytest.raises(ValueError, match="channels must be a whole number in 1..512"):
         ja.sizes(channels=0)
+
+
+@pytest.mark.parametrize("env_id", [Z32, Z52, "quadrat_env/Zudecken16-v0"])
+def test_valuing_the_coverable_afterstates_only_gives_every_score(env_id):
+    # the learners' batch path values a buffer of 4 or 6 afterstates a decision, or all 11 when the
+    # batch's count does not fit: each branch scores as the plain path does
+    venv = gym.make_vec(env_id, num_envs=32, vectorization_mode="vector_entry_point").unwrapped
+    obs, _ = venv.reset(seed=3)
+    rng, seen = np.random.default_rng(1), [obs]
+    for _ in range(3):
+        masks = venv.action_masks()
+        obs, *_ = venv.step((rng.random(masks.shape) * masks).argmax(1))
+        seen.append(obs)
+    obs = jax.numpy.asarray(np.concatenate(seen))
+    view = jax_afterstate_network("zudecken-afterstates", obs.shape[1])
+    params = ja.init_params(jax.random.key(1), 8, 2, 16)
+    grids, coverable = jax.vmap(view.afterstates)(obs)
+    n, branches = len(obs), set()
+    compact = jax.jit(view.scores_of_coverable)
+    for k in (None, 3, 5, 11):  # the positions' own coverable groups, then k a decision
+        mask = coverable if k is None else jax.numpy.asarray(np.arange(11)[None].repeat(n, 0) < k)
+        np.testing.assert_allclose(compact(params, grids, mask), view.scores(params, grids, mask), atol=1e-6)
+        branches.add(int(mask.sum() > 4 * n) + int(mask.sum() > 6 * n))
+    assert branches == {0, 1, 2}  # every buffer's branch was taken

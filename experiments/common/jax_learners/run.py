@@ -158,6 +158,7 @@ class Runs:
         if len(runs) == 1:
             self._train, self._play = one.train, one.play
         else:
+            one.compact = False  # a branch on data would run all its branches under vmap
             self._train = jax.jit(jax.vmap(one.train, in_axes=(0, None)))
             self._play = jax.jit(jax.vmap(one.play, in_axes=(0, None)))
         self.most_per_call = max(1, CALL_MOVES // self.moves_per_update)
@@ -338,8 +339,7 @@ def sb3_installed() -> bool:
 
 
 def repeat(update: Callable[[Any, Any], tuple[Any, Stats]], carry: Any, n: jax.Array) -> tuple[Any, Stats]:
-    """``n`` updates in a loop of traced length (one compilation serves every length); the deals
-    ended and won over them, and their mean loss."""
+    """``n`` updates in a loop of traced length (one compilation for all); deals ended, won, mean loss."""
 
     def body(_: jax.Array, state: tuple[Any, jax.Array, jax.Array, jax.Array]) -> tuple[Any, ...]:
         carry, deals, wins, loss = state

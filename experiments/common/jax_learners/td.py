@@ -53,6 +53,9 @@ class JaxTD:
         self.optimizer = optax.adam(lr)
         self.train = jax.jit(self._train)
         self.play = jax.jit(self._play)
+        #: Value only the coverable afterstates (``scores_of_coverable``); off where the calls are
+        #: vmapped over seeds, where its data-dependent branch would run every branch.
+        self.compact = True
 
     def init(self) -> Carry:
         key, net_key, env_key = jax.random.split(jax.random.key(self.s.seed), 3)
@@ -78,7 +81,8 @@ class JaxTD:
     def _scores(self, params: dict[str, jax.Array], env: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
         """Every env's afterstates, which the network scores, and the legal moves' scores (-inf else)."""
         grids, coverable = jax.vmap(self.net.afterstates)(jax.vmap(self.core.observe)(env))
-        scores = self.net.scores(params, grids, coverable)
+        score = self.net.scores_of_coverable if self.compact else self.net.scores
+        scores = score(params, grids, coverable)
         return grids, coverable, jnp.where(env.legal_action_mask, scores, -jnp.inf)
 
     def _step(self, params: dict[str, jax.Array], env: Any, pool: DeckPool, pending: Pending, key: jax.Array,
