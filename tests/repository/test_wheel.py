@@ -22,7 +22,7 @@ from gymnasium.utils.env_checker import check_env
 from quadrat_env.wrappers import ActionMaskObservation
 assert agents.MINE == "the user agents" and experiments.MINE == "the user experiments"
 assert "site-packages" in quadrat_env.__file__, quadrat_env.__file__
-for env_id in quadrat_env.ENV_IDS:
+for env_id in quadrat_env.MAIN_IDS:  # the ladder's rungs: the same classes (every ID: tests/env)
     check_env(gym.make(env_id).unwrapped)
     check_env(ActionMaskObservation(gym.make(env_id)))
     for mode in ("NextStep", "SameStep", "Disabled"):
