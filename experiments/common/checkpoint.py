@@ -96,9 +96,16 @@ def restore(obj: Any, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
     """Set the attributes ``capture`` stored back on ``obj`` (a newly built equal object). An array
     must have the type and shape of the one the object holds (rows may differ where it holds none:
     a buffer that fills); else ``CheckpointError``, with nothing set."""
-    values = {attr: _decode(value, arrays) for attr, value in state.items()}
+    try:
+        values = {attr: _decode(value, arrays) for attr, value in state.items()}
+    except (KeyError, TypeError, AttributeError, ValueError) as err:  # a crafted file's broken entries
+        raise CheckpointError(f"the checkpoint's values cannot be read ({type(err).__name__}): not a "
+                              "checkpoint of these settings") from None  # fmt: skip
     for attr, value in values.items():
         now = getattr(obj, attr, None)
+        if not isinstance(now, np.ndarray) and not _same_type(now, value):
+            raise CheckpointError(f"the checkpoint's {attr} is {type(value).__name__}, the run holds "
+                                  f"{type(now).__name__}: not a checkpoint of these settings")  # fmt: skip
         if isinstance(now, np.ndarray) and not _same_kind(now, value):
             found = (
                 f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else type(value).__name__
@@ -108,6 +115,22 @@ def restore(obj: Any, state: dict[str, Any], arrays: dict[str, np.ndarray]) -> N
                                   "checkpoint of these settings")  # fmt: skip
     for attr, value in values.items():
         setattr(obj, attr, value)
+
+
+def _same_type(now: Any, value: Any) -> bool:
+    """A plain value of the kind the object holds (numbers as JSON stores them: a whole number may
+    stand for a float); values of other kinds (None, objects) are not checked."""
+    kinds = ((bool, np.bool_), (int, np.integer), (float, np.floating), (str,), (list,), (tuple,), (dict,),
+             (np.random.Generator,))  # fmt: skip
+    for kind in kinds:
+        if isinstance(now, kind):
+            whole = type(value) is int or isinstance(value, np.integer)
+            if kind[0] is float:
+                return isinstance(value, float) or whole
+            if kind[0] is int:
+                return whole
+            return isinstance(value, kind)
+    return True
 
 
 def _same_kind(now: np.ndarray, value: Any) -> bool:

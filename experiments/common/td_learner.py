@@ -212,13 +212,36 @@ class Learner:
         return meta, arrays
 
     def restore(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-        policy = {k.removeprefix("policy/"): torch.from_numpy(v.copy()) for k, v in arrays.items()
-                  if k.startswith("policy/")}  # fmt: skip
-        self.model.policy.load_state_dict(policy)
-        state = {i: {k.rsplit("/", 1)[1]: torch.from_numpy(v.copy()) for k, v in arrays.items()
-                     if k.startswith(f"adam/{i}/")} for i in meta["adam_state"]}  # fmt: skip
-        self.optimizer.load_state_dict({"state": state, "param_groups": meta["adam_groups"]})
-        checkpoint.restore(self, meta["td"], arrays)
-        checkpoint.restore(self.venv, meta["env"], arrays)
+        try:
+            policy = {k.removeprefix("policy/"): torch.from_numpy(v.copy()) for k, v in arrays.items()
+                      if k.startswith("policy/")}  # fmt: skip
+            self.model.policy.load_state_dict(policy)
+            state = {i: {k.rsplit("/", 1)[1]: torch.from_numpy(v.copy()) for k, v in arrays.items()
+                         if k.startswith(f"adam/{i}/")} for i in meta["adam_state"]}  # fmt: skip
+            self.optimizer.load_state_dict({"state": state, "param_groups": meta["adam_groups"]})
+            checkpoint.restore(self, meta["td"], arrays)
+            checkpoint.restore(self.venv, meta["env"], arrays)
+        except checkpoint.CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError, RuntimeError) as err:  # a crafted file, checksum and all
+            raise checkpoint.CheckpointError(
+                f"not a td checkpoint of these settings ({type(err).__name__})"
+            ) from None
+        self._check_counts()
         self.curve = [tuple(row) for row in self.curve]
         self._since = time.perf_counter()
+
+    def _check_counts(self) -> None:
+        """The restored counts within what the settings allow: a file whose checksum was recomputed
+        cannot claim a finished run it never made."""
+        most = self.settings.n_moves + self.settings.n_envs  # the last step may pass n_moves
+        counts = {"moves": (self.moves, most), "deals": (self.deals, self.moves),
+                  "wins": (self.wins, self.deals), "updates": (self.updates, self.moves)}  # fmt: skip
+        for name, (value, top) in counts.items():
+            if not 0 <= value <= top:
+                raise checkpoint.CheckpointError(f"the checkpoint's {name} {value:,} is not in 0..{top:,}: "
+                                                 "not a checkpoint of these settings")  # fmt: skip
+        if not (
+            0 <= self.seconds < 1e9 and all(isinstance(r, (list, tuple)) and len(r) == 6 for r in self.curve)
+        ):
+            raise checkpoint.CheckpointError("the checkpoint's seconds or curve are not a run's")

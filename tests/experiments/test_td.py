@@ -182,11 +182,21 @@ def test_resume_from_a_damaged_or_reshaped_checkpoint_is_one_line(tmp_path, monk
     said = hashlib.sha256(b"x").hexdigest()
     cases = [(None, "checkpoint.npz is not a readable checkpoint"),
              (changed, "checkpoint.npz does not match its checksum"),
+             # crafted meta saved with a recomputed checksum: a count of the wrong type or past the run
+             ({"moves": "lots"}, "the checkpoint's moves is str, the run holds int"),
+             ({"moves": 10**12}, "the checkpoint's moves 1,000,000,000,000 is not in 0..3,064"),
+             ({"wins": 10**6}, "the checkpoint's wins 1,000,000 is not in 0.."),
+             ("no td", "not a td checkpoint of these settings (KeyError)"),
              ("reshaped", "not a checkpoint of these settings")]  # fmt: skip
     for change, expected in cases:
-        if isinstance(change, dict):
+        if change is changed:
             with open(path, "wb") as f:
                 np.savez(f, __meta__=np.array(json.dumps(meta)), __sha256__=np.array(said), **change)
+        elif isinstance(change, dict) or change == "no td":
+            crafted = {k: v for k, v in meta.items() if k not in ("version", "td")}
+            if change != "no td":
+                crafted["td"] = {**meta["td"], **change}
+            checkpoint.save(path, crafted, arrays)
         elif change == "reshaped":  # one column short, saved with a matching checksum
             env_key = next(k for k in arrays if k.startswith("env/") and arrays[k].ndim == 2)
             arrays[env_key] = arrays[env_key][:, :-1]
