@@ -126,6 +126,12 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
         except KeyboardInterrupt:
             print(f"{_prog(main)}: stopped by Ctrl-C", file=sys.stderr)
             return 130
+        except (MemoryError, RuntimeError) as err:  # torch's allocator raises a RuntimeError
+            said = _out_of_memory(err)
+            if said is None:
+                raise
+            print(f"{_prog(main)}: {said}", file=sys.stderr)
+            return 1
         except (ModuleNotFoundError, MissingExtra) as err:
             missing = missing_extra(err)
             if missing is None:
@@ -166,6 +172,21 @@ def stops_kept() -> Iterator[None]:
         yield
     finally:
         sys.unraisablehook = before
+
+
+def _out_of_memory(err: BaseException) -> str | None:
+    """One line for running out of memory (Python's ``MemoryError``, torch's allocator), else None."""
+    import re
+
+    text = str(err)
+    if not isinstance(err, MemoryError) and not re.search(r"can't allocate memory|out of memory", text):
+        return None
+    tried = re.search(r"allocate (\d+) bytes", text)
+    size = f" (it asked for {int(tried.group(1)) / 2**20:,.0f} MiB more)" if tried else ""
+    return (
+        f"out of memory{size}: lower the run's sizes (--n-envs, batch sizes); a run that "
+        "checkpoints keeps its last checkpoint"
+    )
 
 
 def _silence_stdout() -> None:

@@ -157,3 +157,30 @@ def test_a_stop_dropped_in_a_garbage_collection_callback_still_stops_the_command
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == code and "went on" not in done.stdout, (done.stdout, done.stderr)
     assert done.stderr.strip().splitlines() == [f"__main__: stopped by {said}"], done.stderr
+
+
+TORCH_OOM = ("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+             "you tried to allocate 375410688 bytes. Error code 12 (Cannot allocate memory)")  # fmt: skip
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (RuntimeError(TORCH_OOM), "out of memory (it asked for 358 MiB more): lower the run's sizes"),
+    (MemoryError(), "out of memory: lower the run's sizes"),
+])  # fmt: skip
+def test_running_out_of_memory_is_one_line_and_exit_1(error, says, capsys):
+    from quadrat_env.extras import command
+
+    @command
+    def main() -> int:
+        raise error
+
+    assert main() == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+
+    @command
+    def other() -> int:
+        raise RuntimeError("a bug, not the memory")
+
+    with pytest.raises(RuntimeError, match="a bug"):  # any other error is not hidden
+        other()
