@@ -127,8 +127,7 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
             print(f"{_prog(main)}: stopped by Ctrl-C", file=sys.stderr)
             return 130
         except (MemoryError, RuntimeError) as err:  # torch's allocator raises a RuntimeError
-            said = _out_of_memory(err)
-            if said is None:
+            if (said := _out_of_memory(err)) is None:
                 raise
             print(f"{_prog(main)}: {said}", file=sys.stderr)
             return 1

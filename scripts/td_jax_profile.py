@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -37,7 +38,7 @@ def bench(name: str, f: Callable[..., Any], *args: Any, reps: int = 20, moves: i
     return out
 
 
-def main(env_id: str) -> None:
+def profile(env_id: str) -> None:
     settings = Settings(env_id=env_id, n_envs=N, n_moves=10**8, seed=0, features="zudecken-afterstates",
                         steps_per_update=2)  # fmt: skip
     t = JaxTD(settings)
@@ -63,5 +64,12 @@ def main(env_id: str) -> None:
     print(f"coverable groups a decision: {float(coverable.sum(1).mean()):.2f} of {t.net.num_moves}")
 
 
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("env_id", nargs="?", default="quadrat_env/Zudecken32-v0", help="a Zudecken ID")
+    profile(p.parse_args(argv).env_id)
+    return 0
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "quadrat_env/Zudecken32-v0")
+    sys.exit(main())

@@ -181,8 +181,7 @@ def test_resume_from_a_damaged_or_reshaped_checkpoint_is_one_line(tmp_path, monk
     changed = {**arrays, weights: arrays[weights] + 1e-3}  # a well-formed file, the old checksum
     said = hashlib.sha256(b"x").hexdigest()
     cases = [(None, "checkpoint.npz is not a readable checkpoint"),
-             (changed, "checkpoint.npz does not match its checksum"),
-             # crafted meta saved with a recomputed checksum: a count of the wrong type or past the run
+             (changed, "checkpoint.npz does not match its checksum"),  # then crafted meta, checksum and all:
              ({"moves": "lots"}, "the checkpoint's moves is str, the run holds int"),
              ({"moves": 10**12}, "the checkpoint's moves 1,000,000,000,000 is not in 0..3,064"),
              ({"wins": 10**6}, "the checkpoint's wins 1,000,000 is not in 0.."),
