@@ -18,17 +18,22 @@ from quadrat_env.agents.zudecken.features import ZudeckenAfterstates  # noqa: E4
 Z32, Z52 = "quadrat_env/Zudecken32-v0", "quadrat_env/Zudecken-v0"
 
 
-@pytest.mark.parametrize("env_id", [Z32, Z52])
-def test_the_jax_network_scores_as_the_torch_network_with_the_same_weights(env_id):
-    """Positions from random play, a few moves deep (every kind of group coverable or not)."""
-    venv = gym.make_vec(env_id, num_envs=64, vectorization_mode="vector_entry_point").unwrapped
-    obs, _ = venv.reset(seed=7)
-    rng, seen = np.random.default_rng(0), [obs]
-    for _ in range(8):
+def positions(env_id: str, deals: int, seed: int, moves: int) -> tuple[object, np.ndarray]:
+    """The batched env and its observations over ``moves`` random legal moves from ``deals`` deals."""
+    venv = gym.make_vec(env_id, num_envs=deals, vectorization_mode="vector_entry_point").unwrapped
+    obs, _ = venv.reset(seed=seed)
+    rng, seen = np.random.default_rng(seed), [obs]
+    for _ in range(moves):
         masks = venv.action_masks()
         obs, *_ = venv.step((rng.random(masks.shape) * masks).argmax(1))
         seen.append(obs)
-    obs = np.concatenate(seen)
+    return venv, np.concatenate(seen)
+
+
+@pytest.mark.parametrize("env_id", [Z32, Z52])
+def test_the_jax_network_scores_as_the_torch_network_with_the_same_weights(env_id):
+    """Positions from random play, a few moves deep (every kind of group coverable or not)."""
+    venv, obs = positions(env_id, 64, seed=7, moves=8)
     net = ZudeckenAfterstates(venv.single_observation_space, channels=8, layers=3, hidden=16)
     params = {k: jax.numpy.asarray(v.numpy()) for k, v in net.state_dict().items()}
     view = jax_afterstate_network("zudecken-afterstates", obs.shape[1])  # found by name, as learners do
@@ -54,14 +59,7 @@ def test_a_non_zudecken_observation_or_size_is_refused():
 def test_valuing_the_coverable_afterstates_only_gives_every_score(env_id):
     # the learners' batch path values a buffer of 4 or 6 afterstates a decision, or all 11 when the
     # batch's count does not fit: each branch scores as the plain path does
-    venv = gym.make_vec(env_id, num_envs=32, vectorization_mode="vector_entry_point").unwrapped
-    obs, _ = venv.reset(seed=3)
-    rng, seen = np.random.default_rng(1), [obs]
-    for _ in range(3):
-        masks = venv.action_masks()
-        obs, *_ = venv.step((rng.random(masks.shape) * masks).argmax(1))
-        seen.append(obs)
-    obs = jax.numpy.asarray(np.concatenate(seen))
+    obs = jax.numpy.asarray(positions(env_id, 32, seed=3, moves=3)[1])
     view = jax_afterstate_network("zudecken-afterstates", obs.shape[1])
     params = ja.init_params(jax.random.key(1), 8, 2, 16)
     grids, coverable = jax.vmap(view.afterstates)(obs)
