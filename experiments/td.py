@@ -165,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--hyperparams", type=Path, help=f"YAML file (default: {HYPERPARAMS.name} beside train's)")
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
     again = p.add_mutually_exclusive_group()
-    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--overwrite", action="store_true", help="replace an earlier run (kept to the end)")
     again.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     p.add_argument("--checkpoint-minutes", type=float, default=10.0, help="minutes between checkpoints")
     p.add_argument("--no-progress", action="store_true")

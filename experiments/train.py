@@ -339,7 +339,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="play --eval-deals validation deals every STEPS steps; writes curve.csv")  # fmt: skip
     p.add_argument("--eval-deals", type=int, default=2000, help="deals per curve point (default 2000)")
     again = p.add_mutually_exclusive_group()
-    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--overwrite", action="store_true", help="replace an earlier run (kept to the end)")
     again.add_argument("--resume", action="store_true", help="continue the run in the run folder from its "
                        "last checkpoint (same arguments)")  # fmt: skip
     p.add_argument("--checkpoint-minutes", type=float, default=10.0,

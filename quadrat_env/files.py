@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,9 +101,21 @@ def remove_partials(folder: str | os.PathLike[str], name: str = "*") -> None:
 
 
 def finish_run(run_dir: str | os.PathLike[str], checkpoint: str) -> None:
-    """A finished run's folder: its checkpoint and any half-written copy of a file removed."""
+    """A finished run's folder: its checkpoint and any half-written copy of a file removed, and the
+    run it replaced (``--overwrite``, kept in ``replaced_dir`` until now) deleted."""
     (Path(run_dir) / checkpoint).unlink(missing_ok=True)
     remove_partials(run_dir)
+    kept = replaced_dir(run_dir)
+    if kept.is_dir():
+        shutil.rmtree(kept)
+        with contextlib.suppress(OSError):  # the last one out removes the hidden folder
+            kept.parent.rmdir()
+
+
+def replaced_dir(run_dir: str | os.PathLike[str]) -> Path:
+    """Where ``--overwrite`` keeps the run a new one replaces until the new one finishes: hidden
+    beside it (``.replaced/<name>``), where no reader of run folders looks."""
+    return Path(run_dir).parent / ".replaced" / Path(run_dir).name
 
 
 def data_files(folder: str | os.PathLike[str], pattern: str) -> list[Path]:

@@ -6,26 +6,41 @@ import contextlib
 import dataclasses
 import shutil
 import signal
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from quadrat_env.files import finish_run
+from quadrat_env.files import finish_run, replaced_dir
 
 
 def claim_run_dir(run_dir: Path, overwrite: bool) -> None:
     """Make ``run_dir`` for a new run. A folder that exists and holds anything is refused
-    (``ValueError``, the folder untouched) unless ``overwrite``, which deletes it first."""
+    (``ValueError``, the folder untouched) unless ``overwrite``, which moves it to ``replaced_dir``,
+    deleted only when the new run finishes (``finish_run``): a replacement stopped on the way
+    leaves the earlier run there. Overwritten again before it finished, the unfinished one goes."""
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run folder {run_dir} is a file")
     if run_dir.is_dir() and any(run_dir.iterdir()):
         if not overwrite:
             raise ValueError(f"run folder {run_dir} holds an earlier run; pass --overwrite to delete it and "
                              "start again, or choose another --out or --seed")  # fmt: skip
-        shutil.rmtree(run_dir)
+        kept = replaced_dir(run_dir)
+        if kept.is_dir() and not any((run_dir / done).is_file() for done in FINISHED):
+            shutil.rmtree(run_dir)  # an unfinished replacement: the run it replaces stays kept
+        else:
+            if kept.is_dir():
+                shutil.rmtree(kept)
+            kept.parent.mkdir(exist_ok=True)
+            run_dir.rename(kept)
+            print(f"the earlier run of {run_dir} is kept in {kept} until this one finishes", file=sys.stderr)
     run_dir.mkdir(parents=True, exist_ok=True)
+
+
+#: The files a run writes last, once it has finished (imitation: rounds.json).
+FINISHED = ("summary.json", "rounds.json")
 
 
 #: A settings file's limits: its size, and its aliases (the shipped files use at most 13; a

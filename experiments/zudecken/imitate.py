@@ -277,7 +277,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=2, help="label-collecting processes (no effect on results)")
     p.add_argument("--out", type=Path, default=Path("runs/imitate"))
     again = p.add_mutually_exclusive_group()
-    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--overwrite", action="store_true", help="replace an earlier run (kept to the end)")
     again.add_argument("--resume", action="store_true", help="continue the run in the run folder from its "
                        "last checkpoint (same arguments)")  # fmt: skip
     add_ray_argument(p)

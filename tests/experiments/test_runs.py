@@ -239,3 +239,24 @@ def test_resume_of_a_finished_run_removes_the_checkpoint_a_kill_left(tmp_path):
     with pytest.raises(ValueError, match="has finished"):
         check_resumable(tmp_path, {"seed": 1}, "checkpoint.npz")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yml", "summary.json"]
+
+
+def test_overwrite_keeps_the_earlier_run_until_the_new_one_finishes(tmp_path, capsys):
+    from quadrat_env.experiments.common.runs import claim_run_dir
+
+    from quadrat_env.files import finish_run, replaced_dir
+
+    run_dir = tmp_path / "td" / "Zudecken32-seed0"
+    run_dir.mkdir(parents=True)
+    (run_dir / "summary.json").write_text('{"finished": 1}')
+    claim_run_dir(run_dir, overwrite=True)  # a new run starts in an empty folder ...
+    kept = replaced_dir(run_dir)
+    assert list(run_dir.iterdir()) == [] and (kept / "summary.json").read_text() == '{"finished": 1}'
+    assert f"kept in {kept}" in capsys.readouterr().err
+    (run_dir / "checkpoint.npz").write_bytes(b"partway")  # ... and is stopped on the way, then replaced
+    claim_run_dir(run_dir, overwrite=True)  # again: the unfinished one goes, the finished one stays
+    assert list(run_dir.iterdir()) == [] and (kept / "summary.json").is_file()
+    (run_dir / "summary.json").write_text('{"finished": 2}')
+    finish_run(run_dir, "checkpoint.npz")  # the new run is whole: the earlier one is deleted
+    assert not kept.parent.exists() and (run_dir / "summary.json").read_text() == '{"finished": 2}'
+    assert sorted(p.name for p in (tmp_path / "td").iterdir()) == ["Zudecken32-seed0"]

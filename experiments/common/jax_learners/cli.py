@@ -89,7 +89,7 @@ def parser(learner: Learner) -> argparse.ArgumentParser:
                    help="override a YAML setting (the value read as YAML), repeatable")  # fmt: skip
     p.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of run folders")
     again = p.add_mutually_exclusive_group()
-    again.add_argument("--overwrite", action="store_true", help="delete an earlier run in the folder first")
+    again.add_argument("--overwrite", action="store_true", help="replace an earlier run (kept to the end)")
     again.add_argument("--resume", action="store_true", help="continue the run from its last checkpoint")
     again.add_argument("--export", type=Path, metavar="RUN_DIR",  # e.g. after a run on a machine without SB3
                        help="only write RUN_DIR/model.zip from its weights.npz (needs SB3)")  # fmt: skip
