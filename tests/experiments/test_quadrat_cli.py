@@ -85,6 +85,17 @@ def test_the_installed_command_runs_a_subcommand():
     assert done.stderr.strip().splitlines()[-1].startswith("quadrat solve: error:")
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["--version"]])
+def test_its_own_output_to_a_reader_that_went_away_is_no_traceback(argv):
+    """``quadrat --help | head -1``: the pipe is closed before the command prints."""
+    p = subprocess.Popen([sys.executable, "-m", "quadrat_env.experiments.cli", *argv],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait() == 0
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
 @pytest.mark.parametrize("entry", ["quadrat", "quadrat-play", "quadrat-bench"])
 def test_ctrl_c_while_a_command_imports_is_one_line_and_exit_130(entry, monkeypatch, capsys):
     def interrupted(module: str):  # noqa: ANN202
