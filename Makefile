@@ -19,7 +19,7 @@ UV_LINKS := $(foreach d,$(LINKS),--find-links $(d))
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	( $(PY) -m pip install --quiet -c constraints.txt uv && \
-	  $(VENV)/bin/uv pip install --quiet --python $(PY) $(UV_LINKS) -c constraints.txt -e "$(EXTRAS)" ) || \
+	  $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) $(UV_LINKS) -c constraints.txt -e "$(EXTRAS)" ) || \
 	$(MAKE) pip-setup
 	touch $(STAMP)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import matplotlib
 
@@ -30,39 +33,96 @@ def _label(row: dict[str, Any]) -> str:
     return f"{row['agent']} s{row['train_seed']}" + (f", {_FROM[how]}" if how in _FROM else "")
 
 
-#: Panels a row: one, so that a figure is drawn about as wide as the docs show it (6.4 in at 110 dpi:
-#: 704 px; the docs' column is about 780 px at 1,024 px) and its labels keep their size; two panels a
-#: row were shown at 53% of their size, legends about 5 px high.
+#: Panels a row: one, so that a figure is drawn about as wide as the docs show it; two panels a row
+#: were shown at 53% of their size, legends about 5 px high.
 COLUMNS = 1
+#: A phone shows the docs' column about 358 CSS px wide (390 px less the page's margins) and shrinks
+#: a wider picture to it. Text under 9 px there cannot be read: a figure 6.4 in wide with 10-point
+#: labels showed them at 7.8 px, its 7-point legends at 5.4 px.
+PHONE_PX, SMALLEST_TEXT_PX = 358, 9.0
+#: Every figure's width (inches) and resolution, and the text sizes (points) that keep it readable
+#: there: 10.5 points on 5.6 in shrunk to 358 px are 9.3 px; on a desktop the figure is shown whole.
+WIDTH, DPI = 5.6, 110
+STYLE = {"font.size": 11, "axes.titlesize": 11.5, "figure.titlesize": 11.5, "axes.labelsize": 11,
+         "xtick.labelsize": 10.5, "ytick.labelsize": 10.5, "legend.fontsize": 10.5}  # fmt: skip
 
 
+class SmallText(UserWarning):
+    """A figure whose text a phone would show under :data:`SMALLEST_TEXT_PX` (the tests make it an
+    error)."""
+
+
+def smallest_text_px(fig: Any, dpi: float = DPI) -> float:
+    """The smallest visible text of ``fig`` in CSS px on a phone: its points at ``dpi``, the picture
+    shrunk to :data:`PHONE_PX` where it is wider."""
+    from matplotlib.text import Text
+
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return min(sizes, default=float("inf")) / 72 * min(dpi, PHONE_PX / fig.get_figwidth())
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def styled(draw: F) -> F:
+    """``draw`` makes its figure with :data:`STYLE`'s text sizes."""
+
+    @functools.wraps(draw)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with plt.rc_context(STYLE):
+            return draw(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+def png(fig: Any, dpi: float = DPI) -> bytes:
+    """``fig`` as PNG bytes, closed; a :class:`SmallText` warning where a phone could not read it."""
+    if (px := smallest_text_px(fig, dpi)) < SMALLEST_TEXT_PX:
+        warnings.warn(f"a figure's smallest text is {px:.1f} px on a phone (under {SMALLEST_TEXT_PX} px)",
+                      SmallText, stacklevel=2)  # fmt: skip
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def save(fig: Any, path: Path, dpi: float = DPI) -> None:
+    """``fig`` written to ``path`` whole or not at all (:func:`png`)."""
+    data = png(fig, dpi)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
+@styled
 def win_rates(result: dict[str, Any], path: Path, optimum: dict[str, float] | None = None) -> None:
-    """One panel per env in a grid of :data:`COLUMNS`, each agent's win rate with its interval and,
-    where known (``optimum``: env ID -> win rate), the exact optimum as a dashed line."""
+    """One panel per env, each as tall as its rows need: each agent's win rate with its interval and,
+    where known (``optimum``: env ID -> win rate), the exact optimum as a dashed line, named in the
+    panel's title (a legend inside covered the first rows)."""
     envs = list(dict.fromkeys(r["env_id"] for r in result["rows"]))
-    nrows = -(-len(envs) // COLUMNS)
-    fig, axes = plt.subplots(nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.6 * nrows), squeeze=False)
-    for ax in axes.flat[len(envs) :]:
-        ax.set_visible(False)
-    for ax, env_id in zip(axes.flat, envs, strict=False):
+    counts = [sum(r["env_id"] == env_id for r in result["rows"]) for env_id in envs]
+    heights = [1.1 + ROW_IN * n for n in counts]
+    fig, axes = plt.subplots(len(envs), 1, figsize=(WIDTH, sum(heights)), squeeze=False,
+                             height_ratios=heights, layout="constrained")  # fmt: skip
+    for ax, env_id in zip(axes[:, 0], envs, strict=True):
         rows = [r for r in result["rows"] if r["env_id"] == env_id]
         best = (optimum or {}).get(env_id)
+        title = env_id.split("/")[-1]
         if best is not None:
-            ax.axvline(best * 100, color="tab:red", ls="--", lw=1.2, label=f"exact optimum {best:.2%}")
-            ax.legend(fontsize=8, loc="upper right")
-        labels = [_label(r) for r in rows]
+            ax.axvline(best * 100, color="tab:red", ls="--", lw=1.2)
+            title += f"\n(dashed: exact optimum {best:.2%})"
         rates = np.array([r["win_rate"] for r in rows]) * 100
         err = np.array([[r["win_rate"] - r["ci_low"], r["ci_high"] - r["win_rate"]] for r in rows]).T * 100
         err = np.clip(err, 0.0, None)  # matplotlib refuses negative error bars
         ax.barh(range(len(rows)), rates, xerr=err, color="tab:green", ecolor="black", capsize=3)
-        ax.set_yticks(range(len(rows)), labels, fontsize=9)
-        ax.invert_yaxis()
+        ax.set_yticks(range(len(rows)), [_label(r) for r in rows])
+        ax.set_ylim(len(rows) - 0.5, -0.5)  # the first row on top
         ax.set_xlabel("win rate, % (95% Wilson CI)")
-        ax.set_title(env_id.split("/")[-1])
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+        ax.set_title(title)
+    save(fig, path)
+
+
+#: Height of one bar's row (inches): room for its 10.5-point label.
+ROW_IN = 0.24
 
 
 #: How each kind of committed model is named in a legend.
@@ -70,7 +130,7 @@ _KINDS = {
     "ppo": "PPO",
     "maskable_ppo": "MaskablePPO",
     "rl": "afterstate TD(0)",
-    "td_ppo": "MaskablePPO started from afterstate TD(0)",
+    "td_ppo": "MaskablePPO from TD(0)",
     "ppo_jax": "PPO in JAX",
     "ppo_jax_afterstates": "PPO in JAX, afterstate policy",
 }
@@ -130,6 +190,7 @@ def _by_start(monitor: Path, n_envs: int) -> tuple[np.ndarray, np.ndarray]:
     return started[keep][order], won[keep][order]
 
 
+@styled
 def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None = None) -> None:
     """Win rate against training of every published model (its own run), labelled by what it learned
     from: one panel per game for the models that learned from play (against environment
@@ -150,13 +211,14 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
             else []
         )
     panels = panels or [("(no models)", [], "environment steps", "tab:blue")]
-    nrows = -(-len(panels) // COLUMNS)
-    fig, axes = plt.subplots(
-        nrows, COLUMNS, figsize=(6.4 * COLUMNS, 3.8 * nrows), squeeze=False, layout="constrained"
-    )  # room for the title above the panels
-    for ax in axes.flat[len(panels) :]:
-        ax.set_visible(False)
-    for ax, (title, curves, xlabel, color) in zip(axes.flat, panels, strict=False):
+    # a panel's legend goes below it, a line an entry (inside, the long labels covered the curves)
+    heights = [
+        3.0 + ROW_IN * (len(curves) + (title.split(":")[0] in (optimum or {})))
+        for title, curves, *_ in panels
+    ]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(WIDTH, sum(heights)), squeeze=False,
+                             height_ratios=heights, layout="constrained")  # fmt: skip
+    for ax, (title, curves, xlabel, color) in zip(axes[:, 0], panels, strict=True):
         _draw(ax, curves, xlabel, color)
         best = (optimum or {}).get(title.split(":")[0])
         if best is not None:
@@ -164,11 +226,9 @@ def learning_curves(models: Path, path: Path, optimum: dict[str, float] | None =
         ax.set_title(title)
         ax.set_ylabel("win rate, %")
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle("Learning curves of the published models (their own training runs)")
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=STYLE["legend.fontsize"])
+    fig.suptitle("Learning curves of the published models\n(their own training runs)")
+    save(fig, path)
 
 
 def _optimum_line(ax: Any, best: float, color: str, lw: float) -> None:
@@ -196,13 +256,14 @@ def _draw(ax: Any, curves: list[tuple[str, np.ndarray, np.ndarray]], xlabel: str
         ax.set_xlabel(xlabel, color=color)
 
 
+@styled
 def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, float]) -> None:
     """Validation win rate against moves of every training seed (``curves``: a panel title to its
     seeds' curve.csv files, each named ``...-seed<k>...`` or in a run folder ``<Name>-seed<k>``),
     with the exact optimum as a dashed line where ``optimum`` knows it."""
     # constrained layout makes room for each legend below its panel: inside, ten seeds' legend hid
     # the optimum's line and the curves' ends
-    fig, axes = plt.subplots(len(curves), 1, figsize=(6.4, 4.4 * len(curves)), squeeze=False,
+    fig, axes = plt.subplots(len(curves), 1, figsize=(WIDTH, 4.6 * len(curves)), squeeze=False,
                              layout="constrained")  # fmt: skip
     for ax, (title, files) in zip(axes[:, 0], curves.items(), strict=True):
         for csv in files:
@@ -219,10 +280,8 @@ def seed_curves(curves: dict[str, list[Path]], path: Path, optimum: dict[str, fl
         ax.set_ylabel("validation win rate, % (2,000 deals)")
         handles = ax.get_legend_handles_labels()[0]
         if handles:
-            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(len(handles), 4))
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=min(len(handles), 3))
+    save(fig, path)
 
 
 #: What reading a damaged or half-written (gzipped) CSV raises.

@@ -137,25 +137,30 @@ SHORT: dict[str | tuple[str, str], str] = {
     "planner": "planner (sampling search)",
     "optimal": "optimal policy",
 }
+
 FIGURE = "zudecken_share.png"
 
 
 def share_figure(result: dict[str, Any], path: Path) -> None:
     """Each player's share of the exact optimum with its 95% interval, a marker a pack: the README's
     figure (the bound that sees the stock is no player, and packs without a known optimum are left out)."""
-    import matplotlib
+    from quadrat_env.experiments.common import plots  # first: it picks matplotlib's file backend
 
-    matplotlib.use("Agg")  # files only, no screen
+    with plots.plt.rc_context(plots.STYLE):  # the figures' text sizes: readable on a phone
+        fig = _share_axes(result)
+    plots.save(fig, path)
+
+
+def _share_axes(result: dict[str, Any]) -> Any:
     import matplotlib.pyplot as plt
     import numpy as np
     from quadrat_env.experiments.benchmark import exact_optima
-
-    from quadrat_env.files import atomic_path
+    from quadrat_env.experiments.common.plots import WIDTH
 
     rate, optimum = _rates(result), exact_optima(result)
     ids = [i for i in IDS if i in optimum]
     players = [p for p in SHORT if any((i, p) in rate for i in ids)]
-    fig, ax = plt.subplots(figsize=(6.4, 1.3 + 0.36 * len(players)), layout="constrained")
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.4 + 0.4 * len(players)), layout="constrained")
     for k, (env_id, marker) in enumerate(zip(ids, "os", strict=False)):
         best = optimum[env_id]
         shown = [(y, rate[env_id, p]) for y, p in enumerate(players) if (env_id, p) in rate]
@@ -165,14 +170,12 @@ def share_figure(result: dict[str, Any], path: Path) -> None:
         ax.errorbar(share, ys, xerr=np.clip(spread, 0, None), fmt=marker, ms=5, capsize=3,
                     label=f"{env_name(env_id)} (optimum {best:.2%})")  # fmt: skip
     ax.axvline(100, color="tab:red", ls="--", lw=1)
-    ax.set_yticks(range(len(players)), [SHORT[p] for p in players], fontsize=10)
+    ax.set_yticks(range(len(players)), [SHORT[p] for p in players])
     ax.invert_yaxis()
-    ax.set_xlabel("share of the exact optimum, % (95% interval)", fontsize=10)
+    ax.set_xlabel("share of the optimum, % (95% interval)")
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=9, loc="lower left")  # the bottom rows sit near 100%
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    ax.legend(loc="lower left")  # the bottom rows sit near 100%
+    return fig
 
 
 def readme_figure(result: dict[str, Any]) -> str:

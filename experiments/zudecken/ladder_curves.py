@@ -9,7 +9,6 @@ values reached on that rung (its seeds' IQM on the held-out deals).
 from __future__ import annotations
 
 import csv
-import io
 from pathlib import Path
 from typing import Any
 
@@ -43,31 +42,33 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
     curves = [c for c in result["cells"] if c.get("player") == "td" and c.get("curve")]
     if not curves:
         return None
-    import matplotlib
+    from quadrat_env.experiments.common import plots
 
-    matplotlib.use("Agg")
+    with plots.plt.rc_context(plots.STYLE):  # the figures' text sizes: readable on a phone
+        return plots.png(_draw(result, rows, curves))
+
+
+def _draw(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]],
+          curves: list[dict[str, Any]]) -> Any:  # fmt: skip
     import matplotlib.pyplot as plt
+    from quadrat_env.experiments.common.plots import WIDTH
 
-    fig, ax = plt.subplots(figsize=(7.0, 4.4), dpi=150)
+    fig, ax = plt.subplots(figsize=(WIDTH, 6.0), layout="constrained")
     for ranks in sorted({c["ranks"] for c in curves}):
         colour, best = COLOURS.get(ranks, "black"), result["optimum"][str(ranks)]
         for i, c in enumerate(c for c in curves if c["ranks"] == ranks):
             moves, rate = zip(*c["curve"], strict=True)
             ax.plot([m / 1e6 for m in moves], [100 * r / best for r in rate], color=colour, lw=1.2,
-                    alpha=0.8, label=f"{ranks} ranks: TD(0), a line a seed" if i == 0 else None)  # fmt: skip
+                    alpha=0.8, label=f"{ranks} ranks: TD(0) seeds" if i == 0 else None)  # fmt: skip
         if (ranks, "imitation") in rows:
             ax.axhline(100 * rows[ranks, "imitation"]["share"], color=colour, lw=1.2, ls="--",
-                       label=f"{ranks} ranks: imitating the exact values")  # fmt: skip
+                       label=f"{ranks} ranks: imitation")  # fmt: skip
     ax.axhline(100, color="black", lw=0.8)
     ax.set_ylim(70, 103)
-    ax.set_xlabel("moves trained (millions)", fontsize=12)
-    ax.set_ylabel("share of the optimum (%)", fontsize=12)
-    ax.set_title("TD(0) from the reward: validation win rate on each rung", fontsize=12)
-    ax.tick_params(labelsize=11)
+    ax.set_xlabel("moves trained (millions)")
+    ax.set_ylabel("share of the optimum (%)")
+    ax.set_title("TD(0) from the reward:\nvalidation win rate on each rung")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=9, loc="lower right", ncol=2)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    # below the panel: inside, it hid the curves' first millions; imitation: of the exact values
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    return fig

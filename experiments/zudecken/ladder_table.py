@@ -7,7 +7,6 @@ bootstrap interval (rliable, as the benchmark's learned rows), a fixed player's 
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -116,13 +115,18 @@ PANELS = (
 def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> bytes:
     """Share of the optimum against ranks a suit, a line per player with its 95% intervals; a line
     joins neighbouring rungs only (a rung not played yet leaves a gap, not a straight line)."""
-    import matplotlib
+    from quadrat_env.experiments.common import plots
 
-    matplotlib.use("Agg")
+    with plots.plt.rc_context(plots.STYLE):  # the figures' text sizes: readable on a phone
+        return plots.png(_draw(result, rows))
+
+
+def _draw(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> Any:
     import matplotlib.pyplot as plt
+    from quadrat_env.experiments.common.plots import WIDTH
 
     ranks = [int(r) for r in result["optimum"]]
-    fig, axes = plt.subplots(2, 1, figsize=(7.0, 6.6), dpi=150, sharex=True, height_ratios=(3, 2))
+    fig, axes = plt.subplots(2, 1, figsize=(WIDTH, 6.4), sharex=True, height_ratios=(3, 2))
     for ax, (players, markers, limits) in zip(axes, PANELS, strict=True):
         for p, marker in zip(players, markers, strict=True):
             got = {r: row for (r, q), row in rows.items() if q == p}
@@ -136,19 +140,15 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
             )
         ax.axhline(100, color="black", lw=0.8)
         ax.set_ylim(*limits)
-        ax.set_ylabel("share of the optimum (%)", fontsize=12)
-        ax.tick_params(labelsize=11)
+        ax.set_ylabel("share of the optimum (%)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=10, loc="lower left", ncol=2)
+        ax.legend(loc="lower left", ncol=2)
     axes[0].axhline(98, color="grey", lw=0.8, ls=":")
-    axes[1].set_xlabel("ranks a suit (cards = 4 x ranks)", fontsize=12)
+    axes[1].set_xlabel("ranks a suit (cards = 4 x ranks)")
     axes[1].set_xticks(ranks)
-    axes[0].set_title("Zudecken ladder: share of the exact optimum on held-out deals", fontsize=12)
+    axes[0].set_title("Zudecken ladder: share of the exact optimum\non held-out deals")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
 
 
 def page_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> str:
