@@ -159,3 +159,24 @@ def results_stay_as_committed() -> Iterator[None]:
     after = _results()  # once: hashing every results file for each of them took a minute
     changed = sorted(k for k in {*before, *after} if before.get(k) != after.get(k))
     assert not changed, f"tests changed results/: {changed}"
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The smallest text (phone px) of every figure drawn in the test, by ``plots.png``; a
+    ``SmallText`` warning is an error."""
+    import warnings
+
+    from quadrat_env.experiments.common import plots
+
+    sizes: list[float] = []
+    png = plots.png
+
+    def measured(fig, dpi=plots.DPI):  # noqa: ANN001, ANN202
+        sizes.append(plots.smallest_text_px(fig, dpi))
+        return png(fig, dpi)
+
+    monkeypatch.setattr(plots, "png", measured)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", plots.SmallText)
+        yield sizes

@@ -16,7 +16,7 @@ matplotlib.use("Agg")  # files only, no screen
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from quadrat_env.files import atomic_path, data_files
+from quadrat_env.files import atomic_write, data_files
 
 #: How a learned row's label says what it learned from, where that is not the reward.
 _FROM = {"a clairvoyant solver's labels": "imitating solver labels", "exact values": "imitating exact values"}
@@ -88,9 +88,7 @@ def png(fig: Any, dpi: float = DPI) -> bytes:
 
 def save(fig: Any, path: Path, dpi: float = DPI) -> None:
     """``fig`` written to ``path`` whole or not at all (:func:`png`)."""
-    data = png(fig, dpi)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
+    atomic_write(path, png(fig, dpi))
 
 
 @styled

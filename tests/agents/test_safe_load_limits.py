@@ -79,32 +79,63 @@ CASES = {
         "malformed"),
 }  # fmt: skip
 
-MEASURE = """
-import resource, sys
+#: One process imports torch and SB3 once, then loads each file it is sent in a child of its own
+#: (``fork``), so each file's peak memory is measured alone, as in a fresh process (a child's peak
+#: starts at its size when forked), without paying the imports again for each file.
+MEASURER = """
+import json, os, resource, sys
 from quadrat_env.agents.safe_load import load_model
 import torch, sb3_contrib, stable_baselines3  # loaded before the baseline
 import gymnasium as gym, quadrat_env
 gym.make("quadrat_env/Zudecken-v0")
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-try:
-    load_model(sys.argv[1], "ppo", "quadrat_env/Zudecken-v0")
-    print("LOADED")
-except ValueError as err:
-    print("REFUSED", str(err).replace("\\n", " "))
-print("MB", (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)
+print("READY", flush=True)
+for path in map(str.strip, sys.stdin):
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.close(read)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            load_model(path, "ppo", "quadrat_env/Zudecken-v0")
+            said = "LOADED\\n"
+        except ValueError as err:
+            said = "REFUSED " + str(err).replace("\\n", " ") + "\\n"
+        said += f"MB {(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024}\\n"
+        os.write(write, said.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as child:
+        said = child.read()
+    status = os.wait()[1]
+    print(json.dumps({"said": said, "status": status}), flush=True)
 """
 
 
+@pytest.fixture(scope="module")
+def measurer():
+    """``measure(path)``: what loading ``path`` said (``REFUSED ...``, ``MB ...``) and its exit status."""
+    proc = subprocess.Popen([sys.executable, "-c", MEASURER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    assert proc.stdout.readline().strip() == "READY"
+
+    def measure(path: Path) -> dict:
+        proc.stdin.write(f"{path}\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    yield measure
+    proc.stdin.close()
+    proc.wait(timeout=60)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_crafted_file_is_refused_in_one_line_with_bounded_memory(tmp_path, case):
+def test_a_crafted_file_is_refused_in_one_line_with_bounded_memory(tmp_path, case, measurer):
     make, message = CASES[case]
     path = make(tmp_path / "model.zip")
     assert path.stat().st_size < 4 << 20
-    cmd = [sys.executable, "-c", MEASURE, str(path)]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-2000:]
-    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
-    assert "REFUSED" in lines and message in lines["REFUSED"], out.stdout
+    out = measurer(path)
+    assert out["status"] == 0, out
+    lines = dict(line.split(" ", 1) for line in out["said"].splitlines())
+    assert "REFUSED" in lines and message in lines["REFUSED"], out
     assert str(path) in lines["REFUSED"]  # every refusal names the file
     assert float(lines["MB"]) < 300, f"refusing it cost {lines['MB']} MB"
 

@@ -43,7 +43,7 @@ def test_the_figure_draws_a_share_of_the_optimum_a_pack(tmp_path):
     figures(result, tmp_path)
     from PIL import Image
 
-    assert Image.open(tmp_path / "zudecken_share.png").size[0] == 704  # 6.4 in at 110 dpi: the docs' width
+    assert Image.open(tmp_path / "zudecken_share.png").size[0] == 616  # plots.WIDTH (5.6 in) at 110 dpi
 
 
 def test_every_kind_of_model_learned_from_the_reward_has_a_headline_row():
