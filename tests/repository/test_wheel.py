@@ -69,19 +69,31 @@ def test_the_build_is_quiet(wheel):
     assert "BuildBackendWarning" not in BUILD_LOG[0] and "SetuptoolsDeprecationWarning" not in BUILD_LOG[0]
 
 
-def fresh_venv(where: Path, wheel: Path, *extra: str) -> Path:
+def fresh_venv(where: Path, wheel: Path | None, *extra: str, under: Path | None = None) -> Path:
     """A new venv with the wheel (and ``extra`` packages) installed; the other dependencies are
     read from this interpreter's site-packages, behind the venv's own (installing torch anew would
     take minutes). Only the wheel's quadrat_env is importable: the repository's is installed in
-    editable mode, which a plain path entry does not activate."""
+    editable mode, which a plain path entry does not activate. ``under``: a venv whose packages (the
+    wheel's quadrat_env, with the kernels it compiled and cached) come before this interpreter's."""
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
     python = where / "bin" / "python"
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
-    Path(purelib, "deps-from-the-test-interpreter.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", str(wheel), *extra],
+    deps = [*([] if under is None else [purelib(under)]), *site.getsitepackages()]
+    Path(purelib(python), "deps-from-the-test-interpreter.pth").write_text("\n".join(deps) + "\n")
+    packages = [*([] if wheel is None else [str(wheel)]), *extra]
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", *packages],
                    check=True, capture_output=True)  # fmt: skip
     return python
+
+
+def purelib(python: Path) -> str:
+    return subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> Path:
+    """One venv with the wheel, for the tests below (its kernels compile once)."""
+    return fresh_venv(tmp_path_factory.mktemp("venv") / "venv", wheel)
 
 
 def run(python: Path, args: list[str], cwd: Path) -> str:
@@ -140,10 +152,10 @@ def test_the_wheel_carries_the_license_the_type_marker_and_one_version(wheel):
     assert f"## [{quadrat_env.__version__}]" in (ROOT / "CHANGELOG.md").read_text()
 
 
-def test_installed_wheel_benchmarks_and_trains_beside_the_users_packages(wheel, user_folder, tmp_path):
-    python = fresh_venv(tmp_path / "venv", wheel)
+def test_installed_wheel_benchmarks_and_trains_beside_the_users_packages(installed, user_folder):
+    python = installed
     assert "ok" in run(python, ["-c", SMOKE], user_folder)
-    bench = tmp_path / "venv" / "bin" / "quadrat-bench"
+    bench = python.parent / "quadrat-bench"
     out = run(bench, ["--env", "Zudecken", "--agent", "greedy", "--deals", "40", "--baselines",
                       "--out", "b1"], user_folder)  # fmt: skip
     assert "| greedy | 40 |" in out
@@ -155,8 +167,9 @@ def test_installed_wheel_benchmarks_and_trains_beside_the_users_packages(wheel, 
     assert list((user_folder / "runs" / "maskable_ppo").glob("Quadrat-seed0/*.zip"))
 
 
-def test_installed_wheel_runs_on_gymnasium_1_2(wheel, user_folder, tmp_path):
-    python = fresh_venv(tmp_path / "venv", wheel, "gymnasium==1.2.2")
+def test_installed_wheel_runs_on_gymnasium_1_2(installed, user_folder, tmp_path):
+    # the wheel's quadrat_env from the venv above (its kernels cached there), gymnasium 1.2 before it
+    python = fresh_venv(tmp_path / "venv", None, "gymnasium==1.2.2", under=installed)
     assert "gymnasium 1.2.2 ok" in run(python, ["-c", SMOKE], user_folder)
     # the batched env's step-by-step equivalence with SyncVectorEnv, on gymnasium 1.2
     vector_tests = ROOT / "tests" / "env" / "test_vector.py"
