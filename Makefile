@@ -40,9 +40,6 @@ demo: setup
 # One test worker a core (at most 8; pytest-xdist), each test file on one worker, so that its module
 # fixtures (a trained model, a built wheel, a solved table) are built once.
 test: setup
-	# the suite starts hundreds of fresh interpreters; where the machine forbids writing bytecode
-	# (PYTHONDONTWRITEBYTECODE) each would compile the project's modules again (compiled here: 0.3 s)
-	$(PY) -m compileall -q quadrat_env agents experiments scripts tests > /dev/null
 	$(PY) -m pytest -q -n auto --maxprocesses 8 --dist loadfile
 
 docs: setup
