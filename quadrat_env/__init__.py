@@ -7,9 +7,22 @@ through the registry (``quadrat_env.registry``); new games join with ``register_
 
 from __future__ import annotations
 
-from quadrat_env import games  # noqa: F401  (registers the built-in games)
-from quadrat_env.core.rules import IllegalMove
-from quadrat_env.registry import GameSpec, env_ids, register_game, spec_for
+#: The package's own commands (console scripts): a Ctrl-C while one of them imports the package is
+#: one line and exit status 130, as it is once the command runs; anywhere else it goes on as usual.
+COMMANDS = ("quadrat", "quadrat-play", "quadrat-bench")
+
+try:
+    from quadrat_env import games  # noqa: F401  (registers the built-in games)
+    from quadrat_env.core.rules import IllegalMove
+    from quadrat_env.registry import GameSpec, env_ids, register_game, spec_for
+except KeyboardInterrupt:
+    import os as _os
+    import sys as _sys
+
+    if (_name := _os.path.basename(_sys.argv[0]) if _sys.argv else "") not in COMMANDS:
+        raise
+    print(f"{_name}: stopped while starting (Ctrl-C); nothing was done", file=_sys.stderr)
+    raise SystemExit(130) from None
 
 __version__ = "0.2.0"
 

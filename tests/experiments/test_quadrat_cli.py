@@ -121,3 +121,31 @@ def test_the_two_short_commands_are_their_quadrat_commands(entry, command, capsy
     with pytest.raises(SystemExit) as stop:
         getattr(cli, command)(["--help"])
     assert stop.value.code == 0 and capsys.readouterr().out.startswith("usage:")
+
+
+STOPPED_IMPORT = """
+import sys
+sys.argv[0] = sys.argv[1]
+
+
+class CtrlC:  # a Ctrl-C while the package imports its registry (its first ~0.6 s)
+    def find_spec(self, name, path=None, target=None):
+        if name == "quadrat_env.registry":
+            raise KeyboardInterrupt
+
+
+sys.meta_path.insert(0, CtrlC())
+from quadrat_env.experiments.cli import main  # what the console script does first
+"""
+
+
+@pytest.mark.parametrize("program", ["/venv/bin/quadrat", "/venv/bin/quadrat-bench", "/home/me/mine.py"])
+def test_ctrl_c_while_the_package_imports_is_one_line_for_its_commands(program):
+    done = subprocess.run([sys.executable, "-c", STOPPED_IMPORT, program], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    name = program.rsplit("/", 1)[1]
+    if name == "mine.py":  # anyone else's program gets its KeyboardInterrupt as usual
+        assert "KeyboardInterrupt" in done.stderr and done.returncode != 0
+        return
+    assert done.returncode == 130 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == f"{name}: stopped while starting (Ctrl-C); nothing was done"
