@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ("quadrat_env", "agents", "experiments", "scripts")
-TEXTS = [ROOT / "README.md", ROOT / "Makefile", *sorted((ROOT / "docs").rglob("*.md")),
+TEXTS = [ROOT / "README.md", ROOT / "Makefile", ROOT / "results" / "README.md",
+         *sorted((ROOT / "docs").rglob("*.md")),
          *(p for d in CODE for p in sorted((ROOT / d).rglob("*.py")))]  # fmt: skip
 COMMAND = re.compile(r"python -m ((?:quadrat_env|scripts)(?:\.\w+)+)")
 

@@ -21,3 +21,17 @@ def test_every_result_is_named_where_its_command_is_documented():
         if path.stem not in text and (folder is None or folder not in text):
             unnamed.append(str(rel))
     assert unnamed == []
+
+
+def test_the_records_index_names_every_record_and_how_it_was_made():
+    """``results/README.md`` lists each top-level record (a file by its stem, a folder by its name)
+    in its tables, each row with the command or the README that made it."""
+    index = (RESULTS / "README.md").read_text(encoding="utf-8")
+    rows = [line for line in index.splitlines() if line.startswith("| `")]
+    named = "\n".join(row.split(" | ")[0] for row in rows)
+    records = [p for p in sorted(RESULTS.iterdir()) if p.name != "README.md" and not p.name.startswith(".")]
+    missing = [p.name for p in records if f"`{p.name}" not in named and f"`{p.stem}." not in named]
+    assert missing == []
+    for row in rows:
+        made_by = row.split(" | ")[2]
+        assert "`" in made_by or "README" in made_by, row
