@@ -256,12 +256,52 @@ def resume_imitation(path: Path, model: Any, settings: Any) -> dict[str, Any]:
     import torch
 
     meta, arrays = load(path)
+    check_imitation(meta, path, settings)
     prefix = "policy/"
     state = {k[len(prefix) :]: torch.from_numpy(v.copy()) for k, v in arrays.items() if k.startswith(prefix)}
     model.policy.load_state_dict(state)
     if meta.get("labels_made") is not None:
         settings.labels_made = meta["labels_made"]
     return meta
+
+
+def _whole(value: Any, low: int, high: int) -> bool:
+    return type(value) is int and low <= value <= high
+
+
+def _number(value: Any, low: float, high: float) -> bool:
+    return type(value) in (int, float) and low <= value <= high
+
+
+#: Each validation row an imitation checkpoint keeps: its fields, and what each may hold (``s``: the
+#: run's settings; a loss may be any float, NaN included).
+_ROW = {
+    "round": lambda v, s: _whole(v, 0, s.rounds - 1),
+    "epochs": lambda v, s: _whole(v, 1, s.epochs),
+    "samples": lambda v, s: _whole(v, 0, 2**40),
+    "loss": lambda v, s: type(v) in (int, float),
+    "val_win_rate": lambda v, s: _number(v, 0, 1),
+    "seconds": lambda v, s: _number(v, 0, 1e9),
+}
+
+
+def check_imitation(meta: dict[str, Any], path: Path, settings: Any) -> None:
+    """An imitation checkpoint's meta, of its types and within its run's settings: a file whose
+    checksum was recomputed cannot skip the training (an epoch past the last) nor give a traceback."""
+    said = {
+        "round": _whole(meta.get("round"), 0, settings.rounds),
+        "epoch": _whole(meta.get("epoch"), 0, settings.epochs - 1),
+        "best": _number(meta.get("best"), -1, 1),
+        "labels_made": meta.get("labels_made") is None or isinstance(meta.get("labels_made"), dict),
+    }
+    rows = meta.get("rounds")
+    said["rounds"] = (isinstance(rows, list) and len(rows) <= settings.rounds * settings.epochs and all(
+        isinstance(r, dict) and r.keys() == _ROW.keys() and all(ok(r[k], settings) for k, ok in _ROW.items())
+        for r in rows))  # fmt: skip
+    wrong = [key for key, ok in said.items() if not ok]
+    if wrong:
+        raise CheckpointError(f"{path}: not this run's checkpoint: {', '.join(wrong)} out of range or "
+                              f"of the wrong type for these settings")  # fmt: skip
 
 
 def check_counts(state: dict[str, Any], path: Path, updates: int) -> None:

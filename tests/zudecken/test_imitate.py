@@ -321,6 +321,40 @@ def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, 
     assert not (run_b / "checkpoint.npz").exists()
 
 
+#: Crafted meta of an imitation checkpoint (its checksum recomputed), each refused.
+CRAFTED = [{"round": "x"}, {"epoch": 10**12}, {"best": 7.0}, {"rounds": "abc"}, {"rounds": [{"round": 0}]},
+           {"labels_made": [1]}, {"round": -1}]  # fmt: skip
+
+
+def test_a_crafted_imitation_checkpoint_is_one_line_and_trains_nothing(tmp_path, monkeypatch, capsys):
+    """Its meta changed and its checksum recomputed (a string round, an epoch past the last, ...):
+    refused in one line (exit 2) before any training, not a traceback, nor a run that skips its
+    epochs and calls itself finished."""
+    from quadrat_env.experiments.common import checkpoint
+    from quadrat_env.experiments.zudecken import imitate
+
+    args = ["--rounds", "1", "--deals-per-round", "20", "--epochs", "2", "--eval-every", "1", "--jobs", "1",
+            "--features", "zudecken", "--out", str(tmp_path)]  # fmt: skip
+    save = checkpoint.save_imitation
+
+    def stop_after_the_first_checkpoint(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        save(*a, **k)
+        signal.raise_signal(signal.SIGTERM)
+
+    monkeypatch.setattr(checkpoint, "save_imitation", stop_after_the_first_checkpoint)
+    assert imitate.main(args) == 128 + signal.SIGTERM
+    path = tmp_path / "Zudecken-seed0" / "checkpoint.npz"
+    meta, arrays = checkpoint.load(path)
+    monkeypatch.setattr(imitate, "fit", lambda *a, **k: pytest.fail("trained on a crafted checkpoint"))
+    for change in CRAFTED:
+        checkpoint.save(path, {**{k: v for k, v in meta.items() if k != "version"}, **change}, arrays)
+        capsys.readouterr()
+        assert imitate.main([*args, "--resume"]) == 2, change
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "not this run's checkpoint" in err[0] and "Traceback" not in err[0], err
+        assert not (tmp_path / "Zudecken-seed0" / "rounds.json").exists()
+
+
 def test_a_second_imitation_into_a_held_run_folder_is_one_line(tmp_path, capsys):
     from quadrat_env.experiments.zudecken import imitate
 
