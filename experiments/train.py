@@ -278,6 +278,8 @@ def _resumed_model(settings: Settings, venv: Any, keeper: Checkpointer) -> Any:
     from quadrat_env.agents.safe_load import load_model
 
     meta, arrays = checkpoint.load(keeper.path)
+    rollout = settings.n_envs * int(settings.algo_kwargs.get("n_steps", 2048))  # PPO's default
+    checkpoint.check_snapshot(meta, keeper.path, keeper.run_dir, settings.n_timesteps + rollout)
     for name, size in meta["monitor_sizes"].items():  # episodes logged after the checkpoint go
         with open(keeper.run_dir / "monitor" / name, "r+b") as f:  # noqa: SIM115 - cut back in place
             f.truncate(size)

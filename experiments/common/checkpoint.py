@@ -239,6 +239,29 @@ def snapshot(model: Any, callbacks: list[Any], run_dir: Path) -> tuple[dict[str,
     return meta, arrays
 
 
+def check_snapshot(meta: dict[str, Any], path: Path, run_dir: Path, most_steps: int) -> None:
+    """A ``train`` checkpoint's own fields, before any is used: ``monitor_sizes`` may name only the
+    run's Monitor logs, cut back no further than they are long (a crafted file with a recomputed
+    checksum could otherwise name ``../../somefile`` and truncate it); the step counts (at most
+    ``most_steps``: the run's steps and one rollout) and the clocks are numbers in range."""
+    logs = {p.name: p.stat().st_size for p in monitor_files(run_dir)}
+    sizes = meta.get("monitor_sizes")
+    if not isinstance(sizes, dict) or any(
+        name not in logs or not _whole(size, 0, logs[name]) for name, size in sizes.items()
+    ):
+        raise CheckpointError(f"{path}: not this run's checkpoint: its monitor_sizes name files that are "
+                              f"not this run's Monitor logs, or sizes beyond them")  # fmt: skip
+    model, clocks = meta.get("model"), meta.get("monitor_clocks", [])
+    steps = [meta.get("num_timesteps"), model.get("num_timesteps") if isinstance(model, dict) else None]
+    if (
+        not all(_whole(n, 0, most_steps) for n in steps)
+        or not _number(meta.get("seconds", 0), 0, 1e9)
+        or (not isinstance(clocks, list) or not all(_number(c, -1e9, 1e9) for c in clocks))
+    ):
+        raise CheckpointError(f"{path}: not this run's checkpoint: its step counts, seconds or Monitor "
+                              f"clocks are out of range or of the wrong type for these settings")  # fmt: skip
+
+
 # -- imitation runs (experiments/zudecken/imitate.py) ------------------------------------------------------
 def save_imitation(path: Path, model: Any, settings: Any, rounds: list[dict[str, Any]], best: float,
                    next_round: int, next_epoch: int) -> None:  # fmt: skip

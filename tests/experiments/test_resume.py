@@ -123,3 +123,36 @@ def test_a_checkpoint_with_a_forged_header_is_refused_before_any_allocation(tmp_
             z.writestr(name, body)
     with pytest.raises(ValueError, match="not a readable checkpoint.*claims shape"):
         checkpoint.load(tmp_path / "c.npz")
+
+
+def test_a_crafted_training_checkpoint_is_one_line_and_touches_no_file(tmp_path, monkeypatch, capsys):
+    """Its own fields changed and its checksum recomputed: a Monitor size naming a file outside the
+    run (which resuming would have cut to 0 bytes), a step count of 10^12 or a string: refused in
+    one line, exit 2, before any file is touched."""
+    at_boundary = train.Checkpointer.at_boundary
+
+    def ctrl_c_at_step_400(self, model):  # noqa: ANN001, ANN202
+        if model.num_timesteps >= 400 and not self.signal:
+            signal.raise_signal(signal.SIGINT)
+        at_boundary(self, model)
+
+    monkeypatch.setattr(train.Checkpointer, "at_boundary", ctrl_c_at_step_400)
+    assert train.main(argv("ppo", "native", tmp_path)) == 128 + signal.SIGINT
+    monkeypatch.setattr(train.Checkpointer, "at_boundary", at_boundary)
+    path = tmp_path / "ppo" / "Zudecken-seed1" / "checkpoint.npz"
+    meta, arrays = checkpoint.load(path)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("a user's file\n")
+    log = next(iter(meta["monitor_sizes"]))
+    crafted = [{"monitor_sizes": {"../../../victim.txt": 0}}, {"monitor_sizes": {log: 10**9}},
+               {"num_timesteps": 10**12}, {"model": {**meta["model"], "num_timesteps": 10**12}},
+               {"num_timesteps": "400"}, {"seconds": "x"}, {"monitor_clocks": "x"}]  # fmt: skip
+    logs = {p: p.read_bytes() for p in (path.parent / "monitor").glob("*")}
+    for change in crafted:
+        checkpoint.save(path, {**{k: v for k, v in meta.items() if k != "version"}, **change}, arrays)
+        with pytest.raises(SystemExit) as exc:
+            train.main([*argv("ppo", "native", tmp_path), "--resume"])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "not this run's checkpoint" in err and "Traceback" not in err, change
+        assert victim.read_text() == "a user's file\n"
+        assert {p: p.read_bytes() for p in (path.parent / "monitor").glob("*")} == logs
