@@ -45,9 +45,9 @@ def summary(result: dict[str, Any]) -> dict[tuple[int, str], dict[str, Any]]:
             cells = [c for c in result["cells"] if c["ranks"] == ranks and c["player"] == player]
             if not cells:
                 continue
-            if player in LEARNED:
+            if player in LEARNED and len(cells) > 1:
                 rate, (low, high) = iqm([c["win_rate"] for c in cells])
-            else:
+            else:  # a player that learned nothing, or one seed so far: the interval over its deals
                 rate, low, high = cells[0]["win_rate"], cells[0]["ci_low"], cells[0]["ci_high"]
             row = {"win_rate": rate, "ci": [low, high], "share": rate / best,
                    "share_ci": [low / best, high / best], "deals": cells[0]["episodes"],
@@ -94,7 +94,8 @@ def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any
             if row is None:
                 continue
             low, high = row["ci"]
-            budget = "" if row["seeds"] is None else f"{row['seeds']} (IQM)"
+            seeds = row["seeds"]
+            budget = "" if seeds is None else f"{seeds} (IQM)" if seeds > 1 else "1 (its deals' interval)"
             if row.get("budget"):
                 budget += ", " + " / ".join(row["budget"])
             lines.append(f"| {ranks} | {name} | {row['win_rate']:.2%} | [{low:.2%}, {high:.2%}] | "

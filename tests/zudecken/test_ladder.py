@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("rliable")
 
 from quadrat_env.experiments.zudecken import ladder  # noqa: E402
-from quadrat_env.experiments.zudecken.ladder_table import summary  # noqa: E402
+from quadrat_env.experiments.zudecken.ladder_table import rate_table, summary  # noqa: E402
 
 
 def test_every_rung_is_registered_and_has_its_exact_optimum():
@@ -124,3 +124,18 @@ def test_a_stopped_ladder_resumes_to_the_same_table(tmp_path, monkeypatch):
     assert (stopped / "ladder.md").read_text().split("\n", 3)[3] == (whole / "ladder.md").read_text().split(
         "\n", 3
     )[3]
+
+
+def test_a_learner_with_one_seed_so_far_shows_its_deals_interval():
+    """The IQM's bootstrap over one seed is a point ([70.61%, 70.61%]): a single seed's row gives the
+    interval over its deals instead, and says so; two seeds or more, the IQM's."""
+    cell = {"ranks": 4, "player": "td", "win_rate": 0.9, "ci_low": 0.89, "ci_high": 0.91, "episodes": 10_000,
+            "moves": 8_000_000}  # fmt: skip
+    one = {"optimum": {"4": 0.9757}, "cells": [cell]}
+    row = summary(one)[4, "td"]
+    assert row["win_rate"] == 0.9 and row["ci"] == [0.89, 0.91] and row["seeds"] == 1
+    assert "| 4 | TD(0) from the reward | 90.00% | [89.00%, 91.00%] |" in rate_table(one, summary(one))
+    assert "1 (its deals' interval), 8M moves |" in rate_table(one, summary(one))
+    two = {**one, "cells": [cell, {**cell, "win_rate": 0.92}]}
+    low, high = summary(two)[4, "td"]["ci"]
+    assert summary(two)[4, "td"]["seeds"] == 2 and 0.9 <= low < high <= 0.92
