@@ -124,6 +124,10 @@ DROPPED_STOP = """
 import gc, signal, sys, time
 from quadrat_env.extras import command
 
+# Ctrl-C as at a terminal: a test run started in the background (``make test &``) hands its
+# processes SIGINT ignored, and then nothing is raised to drop
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 fired = []
 
 
