@@ -146,9 +146,7 @@ def share_figure(result: dict[str, Any], path: Path) -> None:
     figure (the bound that sees the stock is no player, and packs without a known optimum are left out)."""
     from quadrat_env.experiments.common import plots  # first: it picks matplotlib's file backend
 
-    with plots.plt.rc_context(plots.STYLE):  # the figures' text sizes: readable on a phone
-        fig = _share_axes(result)
-    plots.save(fig, path)
+    plots.save(plots.styled(_share_axes)(result), path)  # the figures' text sizes: readable on a phone
 
 
 def _share_axes(result: dict[str, Any]) -> Any:

@@ -44,8 +44,7 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
         return None
     from quadrat_env.experiments.common import plots
 
-    with plots.plt.rc_context(plots.STYLE):  # the figures' text sizes: readable on a phone
-        return plots.png(_draw(result, rows, curves))
+    return plots.png(plots.styled(_draw)(result, rows, curves))  # text readable on a phone
 
 
 def _draw(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]],

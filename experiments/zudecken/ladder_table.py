@@ -118,8 +118,7 @@ def figure(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) 
     joins neighbouring rungs only (a rung not played yet leaves a gap, not a straight line)."""
     from quadrat_env.experiments.common import plots
 
-    with plots.plt.rc_context(plots.STYLE):  # the figures' text sizes: readable on a phone
-        return plots.png(_draw(result, rows))
+    return plots.png(plots.styled(_draw)(result, rows))  # the figures' text sizes: readable on a phone
 
 
 def _draw(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -> Any:
