@@ -31,7 +31,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from quadrat_env.agents.greedy import GreedyAgent
-from quadrat_env.experiments.common.jax_speed import jax_device, jax_rows, jax_table, timed, vector_env
+from quadrat_env.experiments.common.jax_speed import (
+    jax_device,
+    jax_rows,
+    jax_table,
+    spread_pairs,
+    timed,
+    vector_env,
+)
 from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 import quadrat_env
@@ -249,7 +256,7 @@ def write_jax(args: argparse.Namespace, argv: list[str] | None) -> None:
     results = {
         "jax device": jax_device(),
         "jax version": jax.__version__,
-        **run(jax_rows(sizes, args.seconds)),
+        **spread_pairs(run(jax_rows(sizes, args.seconds))),
     }
     command = "python -m quadrat_env.experiments.throughput " + " ".join(
         argv if argv is not None else sys.argv[1:]

@@ -82,22 +82,42 @@ def timed(step: Callable[[], int], seconds: float, min_calls: int = 3) -> float:
 
 
 def vector_env(env_id: str, num_envs: int, mode: str | None, seconds: float, **kwargs: Any) -> float:
+    """Env-steps/s of ``gym.make_vec(env_id, num_envs)``, random legal moves chosen on the host."""
+    venv, step = _stepper(env_id, num_envs, mode, **kwargs)
+    result = timed(step, seconds)
+    venv.close()
+    return result
+
+
+def vector_pair(env_id: str, twin: str, num_envs: int, seconds: float, rounds: int = 5) -> dict[str, float]:
+    """Env-steps/s of the compiled batched env and its JAX twin, timed in turns (``rounds`` of
+    ``seconds / rounds`` each) and the median of each taken: a ratio of one run, which a load that
+    comes and goes on the machine shifts less than two measurements one after the other."""
+    envs = {"compiled": _stepper(env_id, num_envs, None), "jax": _stepper(twin, num_envs, None)}
+    rates: dict[str, list[float]] = {name: [] for name in envs}
+    for _ in range(rounds):
+        for name, (_, step) in envs.items():
+            rates[name].append(timed(step, seconds / rounds))
+    for venv, _ in envs.values():
+        venv.close()
+    return {name: float(np.median(r)) for name, r in rates.items()}
+
+
+def _stepper(env_id: str, num_envs: int, mode: str | None, **kwargs: Any) -> tuple[Any, Callable[[], int]]:
     venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode, **kwargs)
     rng = np.random.default_rng(0)
     _, info = venv.reset(seed=0)
     state = {"info": info}
 
     def step() -> int:
-        masks = state["info"]["action_mask"]
+        masks = np.asarray(state["info"]["action_mask"])
         actions = np.argmax(np.where(masks == 1, rng.random(masks.shape), -1.0), axis=1)
         state["info"] = venv.step(actions)[4]
         return num_envs
 
     for _ in range(3):  # warm up: the first steps may compile (numba) or load compiled code
         step()
-    result = timed(step, seconds)
-    venv.close()
-    return result
+    return venv, step
 
 
 def jax_rows(sizes: tuple[int, ...], seconds: float, vec: bool = True) -> list[tuple[str, Callable[[], Any]]]:
@@ -107,16 +127,25 @@ def jax_rows(sizes: tuple[int, ...], seconds: float, vec: bool = True) -> list[t
     tasks: list[tuple[str, Callable[[], Any]]] = []
     for env_id in quadrat_env.MAIN_IDS:
         for n in sizes:
-            if vec and n <= VEC_MAX:
-                twin = jax_id(env_id)
-                tasks.append(
-                    (f"vec compiled {env_id} x{n}", lambda e=env_id, n=n: vector_env(e, n, None, seconds))
-                )
-                tasks.append((f"vec jax {env_id} x{n}", lambda e=twin, n=n: vector_env(e, n, None, seconds)))
+            if vec and n <= VEC_MAX:  # both in turns, the same time in all as two rows had
+                task = lambda e=env_id, n=n: vector_pair(e, jax_id(e), n, 2 * seconds)  # noqa: E731
+                tasks.append((f"vec {env_id} x{n}", task))
             for mode in MODES:
                 label = f"jax {mode} {env_id} x{n}"
                 tasks.append((label, lambda e=env_id, n=n, m=mode: jax_speed(e, n, seconds, m)))
     return tasks
+
+
+def spread_pairs(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` with each pair (``vec <id> xN``: the compiled and the JAX env's rates) as two
+    entries, ``vec compiled <id> xN`` and ``vec jax <id> xN``, as the table reads them."""
+    out: dict[str, Any] = {}
+    for label, value in results.items():
+        if label.startswith("vec ") and isinstance(value, dict):
+            out.update({f"vec {name} {label[4:]}": rate for name, rate in value.items()})
+        else:
+            out[label] = value
+    return out
 
 
 def _cell(r: dict[str, Any], *keys: str) -> str:

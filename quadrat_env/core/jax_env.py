@@ -32,6 +32,9 @@ from quadrat_env.core.rules import IllegalMove
 from quadrat_env.core.vector import RESET_OPTIONS as VECTOR_OPTIONS
 from quadrat_env.registry import compiled_id, rules_for, spec_for
 
+#: The keys of an env's infos (``PatienceFuncEnv.state_info``).
+INFO_KEYS = ("action_mask", "cards_left", "illegal_action", "won")
+
 
 class PatienceFuncEnv(FuncEnv):
     """Gymnasium's functional env over one ID's ``JaxPatience``."""
@@ -197,6 +200,8 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         self._reset_rows = jax.jit(self._reset_rows_fn)
         self._step, self._infos_of = jax.jit(self._step_fn), jax.jit(self._infos_fn)
         self._started, self._pool = False, None
+        present = jnp.ones(num_envs, dtype=bool)
+        self._present = {"_" + key: present for key in INFO_KEYS}
 
     def _reset_rows_fn(self, state: State, key: jax.Array, decks: jax.Array, given: jax.Array,
                        rows: jax.Array) -> tuple[State, jax.Array]:  # fmt: skip
@@ -206,11 +211,16 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         return new, jax.vmap(self.core.observe)(new)
 
     def _step_fn(self, state: State, actions: jax.Array, pool: DeckPool, done: jax.Array) -> tuple:
+        """A step of every env in one jitted call: the states, observations, the pool, whether each
+        env's deal ended, the infos and the first env whose action was illegal (-1: none)."""
         stepped = jax.vmap(self.core.step)(state, actions)
-        # an env that ended last step starts a new deal now, from decks drawn ahead: a shuffle for
-        # each env that ended, not for every env (quadrat_env.core.jax_pool)
+        bad = stepped.illegal & ~done
+        # an env that ended last step starts a new deal now, from decks drawn and dealt ahead: no
+        # shuffle or deal for the envs that go on (quadrat_env.core.jax_pool)
         new, pool = auto_reset(self.core, stepped, done, pool)
-        return new, jax.vmap(self.core.observe)(new), pool
+        ended = new.terminated | new.truncated
+        first_bad = jnp.where(bad.any(), jnp.argmax(bad), -1)
+        return new, jax.vmap(self.core.observe)(new), pool, ended, self._infos_fn(new, ended), first_bad
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
         """Deal every env (or those in ``options["reset_mask"]``); ``options``: ``"deck"`` (one deck
@@ -250,18 +260,17 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         n, a = self.num_envs, self.core.num_actions
         if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= a)).any():
             raise ValueError(f"actions must be {n} integers in 0..{a - 1}, got {actions!r}")
-        state, obs, pool = self._step(
-            self.state, jnp.asarray(acts, dtype=jnp.int32), self._pool, self.prev_done
+        state, obs, pool, ended, info, first_bad = self._step(
+            self.state, acts.astype(np.int32), self._pool, self.prev_done
         )
-        if self.core.illegal_action == "raise" and bool(jnp.any(state.illegal & ~self.prev_done)):
-            row = int(jnp.argmax(state.illegal & ~self.prev_done))
+        if self.core.illegal_action == "raise" and int(first_bad) >= 0:
+            row = int(first_bad)
             legal = np.flatnonzero(np.asarray(self.state.legal_action_mask[row])).tolist()
             raise IllegalMove(f"{self.game.name}: action {int(acts[row])} of env {row} is not legal now; "
                               f"legal actions: {legal}")  # fmt: skip
-        self.state, self._pool = state, pool
-        self.prev_done = state.terminated | state.truncated
+        self.state, self._pool, self.prev_done = state, pool, ended
         self.steps = state.elapsed
-        return obs, state.reward, state.terminated, state.truncated, self._infos()
+        return obs, state.reward, state.terminated, state.truncated, {**info, **self._present}
 
     def action_masks(self) -> np.ndarray:
         """bool (num_envs, num_actions): each env's legal actions; every action for an env whose
@@ -273,11 +282,10 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         return self.state.legal_action_mask | self.prev_done[:, None]
 
     def _infos(self) -> dict[str, Any]:
-        return self._infos_of(self.state, self.prev_done)
+        return {**self._infos_of(self.state, self.prev_done), **self._present}
 
     def _infos_fn(self, state: State, prev_done: jax.Array) -> dict[str, Any]:
-        """The infos of a step, in one jitted call (op by op they cost about as much as the step)."""
+        """The infos of a step, jitted (op by op they cost about as much as the step); the "_"
+        keys (every env has each) are made once, in ``__init__``."""
         masks = state.legal_action_mask | prev_done[:, None]
-        info = {**PatienceFuncEnv.state_info(self.func_env, state), "action_mask": masks.astype(jnp.int8)}
-        present = jnp.ones(self.num_envs, dtype=bool)
-        return {**info, **{"_" + key: present for key in info}}
+        return {**PatienceFuncEnv.state_info(self.func_env, state), "action_mask": masks.astype(jnp.int8)}

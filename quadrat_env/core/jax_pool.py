@@ -4,13 +4,18 @@ Under ``vmap`` both sides of a ``where`` run, so an autoreset written as
 ``where(ended, env.init(key), state)`` shuffles a new deck for every env at every step, although
 only the envs whose deal ended need one (under random play about one Zudecken deal in twelve ends
 at a step, one Quadrille deal in a hundred and fifty). ``auto_reset`` instead deals the ended envs
-decks from a ``DeckPool``: ``size`` decks shuffled in one batched call and taken in order, the pool
-drawn anew (one branch of a ``lax.cond``, on the whole batch) when it might not cover the next
-step. Every deck is a uniform random permutation from a key of its own, used once: two envs never
-share one, and the decks follow from the pool's key alone (reproducible from a seed).
+decks from a ``DeckPool``: ``size`` decks shuffled and dealt (``init_deck``) in one batched call and
+taken in order, the pool drawn anew (one branch of a ``lax.cond``, on the whole batch) when it might
+not cover the next step. A step then only copies the dealt rows it takes: neither the shuffle nor
+the deal runs for every env. Every deck is a uniform random permutation from a key of its own, used
+once: two envs never share one, and the decks follow from the pool's key alone (reproducible from a
+seed).
 
 Under a ``vmap`` of the whole loop (several seeds as one program) the ``cond`` becomes a select,
 and the pool is drawn anew every step (``size`` shuffles): the same deals, at more cost.
+
+The dealt states are a function of the decks, so a checkpoint keeps only the decks
+(``without_dealt``) and ``auto_reset`` deals a pool that has none again (``with_dealt``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ class DeckPool(NamedTuple):
     decks: jax.Array  # int8[size, pack]: pack indices, index 0 dealt first
     taken: jax.Array  # int32
     key: jax.Array  # a PRNG key (uint32[2], as jax.random.PRNGKey makes)
+    #: The env's ``State`` of each deck, dealt ahead (rows first); None: not dealt yet.
+    dealt: Any = None
 
 
 def deck_pool(env: Any, key: jax.Array, size: int) -> DeckPool:
@@ -39,7 +46,32 @@ def deck_pool(env: Any, key: jax.Array, size: int) -> DeckPool:
 
 def _draw(env: Any, key: jax.Array, size: int) -> DeckPool:
     key, draw = jax.random.split(key)
-    return DeckPool(shuffled(draw, size, env.rules.pack_size), jnp.int32(0), key)
+    return with_dealt(env, DeckPool(shuffled(draw, size, env.rules.pack_size), jnp.int32(0), key))
+
+
+def with_dealt(env: Any, pool: DeckPool) -> DeckPool:
+    """``pool`` with each of its decks dealt (``env.init_deck``), if it has no dealt states."""
+    return pool if pool.dealt is not None else pool._replace(dealt=jax.vmap(env.init_deck)(pool.decks))
+
+
+def redealt(env: Any, tree: Any) -> Any:
+    """``tree`` with every pool that has no dealt states dealt (after ``without_dealt``)."""
+    deal = jax.jit(lambda pool: with_dealt(env, pool))
+    return _pools(lambda pool: deal(pool) if pool.dealt is None else pool, tree)
+
+
+def without_dealt(tree: Any) -> Any:
+    """``tree`` (a learner's carry, say) with every pool's dealt states left out: what a checkpoint
+    keeps, as they follow from the decks."""
+    return _pools(lambda pool: pool._replace(dealt=None), tree)
+
+
+def _pools(change: Any, tree: Any) -> Any:
+    return jax.tree_util.tree_map(lambda x: change(x) if _is_pool(x) else x, tree, is_leaf=_is_pool)
+
+
+def _is_pool(x: Any) -> bool:
+    return isinstance(x, DeckPool)
 
 
 def shuffled(key: jax.Array, size: int, pack: int) -> jax.Array:
@@ -68,9 +100,12 @@ def auto_reset(env: Any, state: Any, ended: jax.Array, pool: DeckPool) -> tuple[
     if size < rows:
         raise ValueError(f"a pool of {size} decks cannot cover {rows} rows ending at once; draw one of "
                          f"at least {rows}")  # fmt: skip
-    pool = jax.lax.cond(pool.taken + rows > size, lambda p: _draw(env, p.key, size), lambda p: p, pool)
+    pool = jax.lax.cond(
+        pool.taken + rows > size, lambda p: _draw(env, p.key, size), lambda p: p, with_dealt(env, pool)
+    )
     slot = pool.taken + jnp.cumsum(ended, dtype=jnp.int32) - 1  # the k-th ended row takes the k-th deck
-    fresh = jax.vmap(env.init_deck)(pool.decks[jnp.where(ended, slot, 0)])
+    take = jnp.where(ended, slot, 0)
+    fresh = jax.tree_util.tree_map(lambda x: x[take], pool.dealt)
     return where_rows(ended, fresh, state), pool._replace(taken=pool.taken + ended.sum(dtype=jnp.int32))
 
 

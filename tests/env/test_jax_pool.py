@@ -23,7 +23,7 @@ def numbered(env, size: int):
     pool = deck_pool(env, jax.random.PRNGKey(0), size)
     pack = env.rules.pack_size
     decks = (jnp.arange(pack)[None, :] + jnp.arange(size)[:, None]) % pack
-    return pool._replace(decks=decks.astype(jnp.int8))
+    return pool._replace(decks=decks.astype(jnp.int8), dealt=None)  # auto_reset deals them
 
 
 def dealt(env, state, rows: list[int]) -> list[int]:

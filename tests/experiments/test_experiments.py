@@ -207,6 +207,7 @@ def test_throughput_command_writes_every_measurement(tmp_path, monkeypatch, caps
 def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path, monkeypatch):
     pytest.importorskip("jax")
     from quadrat_env.experiments import throughput
+    from quadrat_env.experiments.common.jax_speed import spread_pairs
 
     # one size and two games: each size compiles each game's scan three times (pool, fresh and
     # replayed deals) and its batched env; every game's JAX rules are played in tests/env/test_jax.py
@@ -222,7 +223,9 @@ def test_throughput_measures_the_jax_rules_with_the_device_name(tmp_path, monkey
     assert "| Zudecken32-v0 | 16 |" in table and "**cpu: cpu**" in table
     # several sizes: a column each, in order, as the rows the command makes name them
     labels = [label for label, _ in throughput.jax_rows((4096, 8), 0.01)]
-    two = throughput.jax_table({**dict.fromkeys(labels, 1234.0), "jax device": "d", "jax version": "v"})
+    pairs = {label: {"compiled": 1234.0, "jax": 1234.0} if label.startswith("vec ") else 1234.0
+             for label in labels}  # fmt: skip
+    two = throughput.jax_table({**spread_pairs(pairs), "jax device": "d", "jax version": "v"})
     rows = [line for line in two.splitlines() if line.startswith("| Quadrat-v0 |")]
     cells = "1,234 / 1,234 | 1.00x | 1,234 / 1,234 / 1,234 | 1.00 |"
     assert rows == [f"| Quadrat-v0 | 8 | {cells}", f"| Quadrat-v0 | 4,096 | {cells}"]

@@ -31,6 +31,7 @@ from quadrat_env.experiments.common.runs import StopAtBoundary, on_stop_signals
 
 from quadrat_env import seeds
 from quadrat_env.core.jax_core import pack_indices
+from quadrat_env.core.jax_pool import redealt, without_dealt
 from quadrat_env.files import atomic_write, finish_run
 from quadrat_env.registry import rules_for
 
@@ -95,7 +96,7 @@ class Run:
         meta: dict[str, Any] = {"jax_run": {k: getattr(self, k) for k in self.STATE}}
         if beside != [self.s.seed]:
             meta["trained_with_seeds"] = beside
-        return meta, carry_arrays(carry)
+        return meta, carry_arrays(without_dealt(carry))
 
     def restore(self, path: Path, beside: list[int] | None = None) -> Any:
         """The carry a checkpoint stored (this run's counts restored with it). A seed trained beside
@@ -113,7 +114,8 @@ class Run:
                 f"{path}: trained with seeds {_seeds(was)} in one program; "
                 f"resume it with --seed {_seeds(was)}"
             )
-        carry = carry_from_arrays(self.learner.init(), arrays, str(path))
+        fresh = without_dealt(self.learner.init())  # a checkpoint keeps the pool's decks, not their deals
+        carry = redealt(self.learner.core, carry_from_arrays(fresh, arrays, str(path)))
         for key, value in state.items():
             setattr(self, key, value)
         self._since = time.perf_counter()
