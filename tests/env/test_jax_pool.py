@@ -92,3 +92,23 @@ def test_the_pools_decks_are_uniform_permutations():
     # the check sees a bias: a pool where the first card is never the last card of the pack
     biased = np.where(decks[:, 0] == 31, decks[:, 1], decks[:, 0])
     assert chisquare(np.bincount(biased, minlength=32)).pvalue < 1e-6
+
+
+def test_a_checkpoint_keeps_the_decks_and_the_dealt_states_are_dealt_again_the_same():
+    from quadrat_env.core.jax_pool import redealt, without_dealt
+
+    env = make(Z32)
+    pool = deck_pool(env, jax.random.PRNGKey(21), 6)
+    carry = {"pool": pool, "other": jnp.arange(3)}
+    kept = without_dealt(carry)
+    assert len(jax.tree_util.tree_leaves(kept)) == 4  # decks, taken, key and the other array
+    back = redealt(env, kept)
+    same = jax.tree_util.tree_map(lambda a, b: bool(jnp.array_equal(a, b)), back, carry)
+    assert all(jax.tree_util.tree_leaves(same))
+    start = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(22), 4))
+    ended = jnp.array([True, False, True, True])
+    a, _ = auto_reset(env, start, ended, pool)
+    b, _ = auto_reset(env, start, ended, kept["pool"])  # a pool with no states deals them first
+    assert all(
+        jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda x, y: bool(jnp.array_equal(x, y)), a, b))
+    )
