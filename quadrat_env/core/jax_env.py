@@ -198,7 +198,11 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
                          metadata=self.metadata)  # fmt: skip
         self._pack = np.array(self.game.pack, dtype=np.int64)
         self._reset_rows = jax.jit(self._reset_rows_fn)
-        self._step, self._infos_of = jax.jit(self._step_fn), jax.jit(self._infos_fn)
+        # the pool is the env's own: given to the step to reuse (donated), not copied every step;
+        # under "raise" a step may be refused and must leave the pool as it was, so it is kept
+        donate = () if core.illegal_action == "raise" else (2,)
+        self._step = jax.jit(self._step_fn, donate_argnums=donate)
+        self._infos_of = jax.jit(self._infos_fn)
         self._started, self._pool = False, None
         present = jnp.ones(num_envs, dtype=bool)
         self._present = {"_" + key: present for key in INFO_KEYS}
@@ -212,7 +216,8 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
 
     def _step_fn(self, state: State, actions: jax.Array, pool: DeckPool, done: jax.Array) -> tuple:
         """A step of every env in one jitted call: the states, observations, the pool, whether each
-        env's deal ended, the infos and the first env whose action was illegal (-1: none)."""
+        env's deal ended, the infos' action masks and the first env whose action was illegal (-1:
+        none); the other infos are the states' own arrays."""
         stepped = jax.vmap(self.core.step)(state, actions)
         bad = stepped.illegal & ~done
         # an env that ended last step starts a new deal now, from decks drawn and dealt ahead: no
@@ -220,7 +225,8 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         new, pool = auto_reset(self.core, stepped, done, pool)
         ended = new.terminated | new.truncated
         first_bad = jnp.where(bad.any(), jnp.argmax(bad), -1)
-        return new, jax.vmap(self.core.observe)(new), pool, ended, self._infos_fn(new, ended), first_bad
+        mask = (new.legal_action_mask | ended[:, None]).astype(jnp.int8)
+        return new, jax.vmap(self.core.observe)(new), pool, ended, mask, first_bad
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
         """Deal every env (or those in ``options["reset_mask"]``); ``options``: ``"deck"`` (one deck
@@ -240,7 +246,9 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         if seed is not None or self._pool is None:
             self.rng = self.rng if seed is None else _key(int(seed))
             draw, self.rng = jax.random.split(self.rng)
-            self._pool = deck_pool(self.core, draw, POOL_ROUNDS * n)
+            # a buffer of its own for every leaf (a deal's four false flags may share one), as a
+            # donated argument must have
+            self._pool = jax.tree_util.tree_map(jnp.copy, deck_pool(self.core, draw, POOL_ROUNDS * n))
         key, self.rng = jax.random.split(self.rng)
         state = (
             self.state
@@ -260,7 +268,7 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         n, a = self.num_envs, self.core.num_actions
         if acts.shape != (n,) or acts.dtype.kind not in "iu" or ((acts < 0) | (acts >= a)).any():
             raise ValueError(f"actions must be {n} integers in 0..{a - 1}, got {actions!r}")
-        state, obs, pool, ended, info, first_bad = self._step(
+        state, obs, pool, ended, mask, first_bad = self._step(
             self.state, acts.astype(np.int32), self._pool, self.prev_done
         )
         if self.core.illegal_action == "raise" and int(first_bad) >= 0:
@@ -270,7 +278,9 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
                               f"legal actions: {legal}")  # fmt: skip
         self.state, self._pool, self.prev_done = state, pool, ended
         self.steps = state.elapsed
-        return obs, state.reward, state.terminated, state.truncated, {**info, **self._present}
+        info = {"action_mask": mask, "cards_left": state.cards_left, "illegal_action": state.illegal,
+                "won": state.won, **self._present}  # fmt: skip
+        return obs, state.reward, state.terminated, state.truncated, info
 
     def action_masks(self) -> np.ndarray:
         """bool (num_envs, num_actions): each env's legal actions; every action for an env whose
