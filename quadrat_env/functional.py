@@ -63,8 +63,9 @@ def make_vector_env(env_id: str, num_envs: int = 1, **kwargs: Any) -> Any:
 
 
 def deck_pool(env: Any, key: Any, size: int) -> Any:
-    """``size`` shuffled decks of ``env`` drawn ahead (``quadrat_env.core.jax_pool.DeckPool``), for
-    ``auto_reset``: a pool of a few times the batch's rows is drawn anew every few steps."""
+    """``size`` shuffled decks of ``env`` drawn and dealt ahead (``quadrat_env.core.jax_pool.DeckPool``),
+    for ``auto_reset``: at least twice the batch's rows (four times is what the learners take);
+    refilled as it runs low."""
     _need_jax("quadrat_env.functional.deck_pool")
     from quadrat_env.core.jax_pool import deck_pool as draw
 

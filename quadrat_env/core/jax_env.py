@@ -179,8 +179,8 @@ def _plain(info: dict[str, Any]) -> dict[str, Any]:
             "illegal_action": bool(info["illegal_action"]), "won": bool(info["won"])}  # fmt: skip
 
 
-#: A batched env's pool holds this many decks a row: drawn anew about every ``POOL_ROUNDS - 1``
-#: steps' worth of ended deals (under random play, Zudecken: about every 36 steps).
+#: A batched env's pool holds this many decks a row, dealt ahead: refilled with ``POOL_ROUNDS - 1``
+#: decks a row once fewer than a row each are left (under random play, Zudecken: about every 36 steps).
 POOL_ROUNDS = 4
 
 

@@ -49,6 +49,17 @@ def test_ended_rows_take_the_next_decks_in_order_and_the_others_go_on():
     assert dealt(env, state, [0, 1]) == [2, 3] and int(pool.taken) == 4
 
 
+def test_a_refill_deals_the_decks_left_first_so_no_deck_drawn_is_wasted():
+    env = make(Z32)
+    pool = numbered(env, 8)
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(6), 4))
+    for _ in range(2):  # 6 of the 8 decks dealt: 2 left, fewer than the 4 rows
+        state, pool = auto_reset(env, state, jnp.array([True, True, True, False]), pool)
+    assert int(pool.taken) == 6
+    state, pool = auto_reset(env, state, jnp.ones(4, bool), pool)  # refilled: 2 left, then 4 new
+    assert dealt(env, state, [0, 1]) == [6, 7] and int(pool.taken) == 6 and pool.decks.shape == (8, 32)
+
+
 def test_the_pool_is_drawn_anew_before_it_runs_short_and_no_deck_is_dealt_twice():
     env = make(Z32)
     pool = deck_pool(env, jax.random.PRNGKey(3), 8)
@@ -65,13 +76,13 @@ def test_the_same_key_deals_the_same_and_a_short_pool_is_refused():
     env = make(Z32)
     start = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(5), 6))
     ended = jnp.array([True, False, True, True, False, True])
-    a, _ = auto_reset(env, start, ended, deck_pool(env, jax.random.PRNGKey(9), 6))
-    b, _ = auto_reset(env, start, ended, deck_pool(env, jax.random.PRNGKey(9), 6))
+    a, _ = auto_reset(env, start, ended, deck_pool(env, jax.random.PRNGKey(9), 12))
+    b, _ = auto_reset(env, start, ended, deck_pool(env, jax.random.PRNGKey(9), 12))
     assert all(
         jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda x, y: bool(jnp.array_equal(x, y)), a, b))
     )
-    with pytest.raises(ValueError, match="cannot cover 6 rows"):
-        auto_reset(env, start, ended, deck_pool(env, jax.random.PRNGKey(9), 5))
+    with pytest.raises(ValueError, match="cannot cover 6 rows .* least 12"):
+        auto_reset(env, start, ended, deck_pool(env, jax.random.PRNGKey(9), 11))
     with pytest.raises(ValueError, match="size"):
         deck_pool(env, jax.random.PRNGKey(9), 0)
 
@@ -98,7 +109,7 @@ def test_a_checkpoint_keeps_the_decks_and_the_dealt_states_are_dealt_again_the_s
     from quadrat_env.core.jax_pool import redealt, without_dealt
 
     env = make(Z32)
-    pool = deck_pool(env, jax.random.PRNGKey(21), 6)
+    pool = deck_pool(env, jax.random.PRNGKey(21), 8)
     carry = {"pool": pool, "other": jnp.arange(3)}
     kept = without_dealt(carry)
     assert len(jax.tree_util.tree_leaves(kept)) == 4  # decks, taken, key and the other array
@@ -112,3 +123,18 @@ def test_a_checkpoint_keeps_the_decks_and_the_dealt_states_are_dealt_again_the_s
     assert all(
         jax.tree_util.tree_leaves(jax.tree_util.tree_map(lambda x, y: bool(jnp.array_equal(x, y)), a, b))
     )
+
+
+def test_the_swaps_positions_are_the_multiply_shift_of_their_words_exactly():
+    """``below`` is floor(w * span / 2**32), computed in 32-bit halves: against numpy's 64-bit
+    product on words that reach both ends and random ones."""
+    from quadrat_env.core.jax_pool import below
+
+    rng = np.random.default_rng(5)
+    words = np.concatenate([[0, 1, 2**16 - 1, 2**16, 2**32 - 1], rng.integers(0, 2**32, 5000)]).astype(
+        np.uint32
+    )
+    for span in (1, 2, 13, 32, 52, 2**16):
+        exact = (words.astype(np.uint64) * np.uint64(span)) >> np.uint64(32)
+        got = np.asarray(below(jnp.asarray(words), span))
+        assert (got == exact).all() and got.max() == span - 1

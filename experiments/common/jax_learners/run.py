@@ -372,7 +372,7 @@ def play_greedy(core: Any, move_scores: Callable[[Any, Any], jax.Array], params:
 
 
 #: The learners' deck pools hold this many decks a deal played at once (``quadrat_env.core.jax_pool``):
-#: the pool is drawn anew about every ``POOL_ROUNDS - 1`` moves' worth of ended deals.
+#: refilled with ``POOL_ROUNDS - 1`` decks a deal once fewer than one a deal are left.
 POOL_ROUNDS = 4
 
 
