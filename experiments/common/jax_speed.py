@@ -159,9 +159,10 @@ def jax_table(r: dict[str, Any]) -> str:
     if not sizes:
         return ""
     lines = [f"On **{r['jax device']}**, jax {r['jax version']}; env-steps/s, random legal moves. "
-             "`gym.make_vec`: the compiled batched env / the JAX batched env (fresh deals). The JAX rules "
-             "in one `jit(vmap)` and `lax.scan`, an ended deal dealt again from a pool of decks drawn "
-             "ahead (`auto_reset`) / with a new shuffle of every deal every step / its own deal replayed:",
+             "`gym.make_vec`: the compiled batched env / the JAX batched env (fresh deals), timed in turns. "
+             "The JAX rules in one `jit(vmap)` and `lax.scan`, an ended deal dealt again from a pool of "
+             "decks dealt ahead (`auto_reset`) / with a new shuffle of every deal every step / its own "
+             "deal replayed:",
              "", "| env | envs | `make_vec`: compiled / JAX | JAX | scan: pool / shuffle all / replay "
              "| pool / replay |", "|---|---:|---:|---:|---:|---:|"]  # fmt: skip
     for env_id in quadrat_env.MAIN_IDS:
