@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from quadrat_env.extras import stops_kept
+from quadrat_env.extras import one_blas_thread_under_an_address_limit, stops_kept
 
 PACKAGE = "quadrat_env.experiments"
 
@@ -92,6 +92,7 @@ def _train(argv: list[str]) -> tuple[str, list[str]] | int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    one_blas_thread_under_an_address_limit()  # before anything loads OpenBLAS
     with stops_kept():  # from the first import on: a Ctrl-C in JAX's garbage collection is not lost
         return _main(list(sys.argv[1:] if argv is None else argv))
 

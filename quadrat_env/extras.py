@@ -91,6 +91,20 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise Terminated
 
 
+def one_blas_thread_under_an_address_limit() -> None:
+    """Under an address-space limit (``ulimit -v``), OpenBLAS, which numba loads through scipy at its
+    first compile, reserves a buffer for each of its threads and, refused, spins at the import for
+    good (Ctrl-C and SIGTERM wait for Python, which never comes back). With one thread it needs one
+    buffer and loads, and the command then meets the limit as an out-of-memory line. A user's own
+    ``OPENBLAS_NUM_THREADS`` is kept; without a limit nothing changes."""
+    try:
+        import resource
+    except ImportError:  # not on Unix: no such limit
+        return
+    if resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def command(main: Callable[..., int]) -> Callable[..., int]:
     """A command's ``main`` that answers a missing extra with one line on stderr and exit status 1,
     stops quietly when its reader goes away (``| head``), as Unix tools do, and answers Ctrl-C and
@@ -103,6 +117,7 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
         import signal
         import threading
 
+        one_blas_thread_under_an_address_limit()
         own = threading.current_thread() is threading.main_thread()  # only there can it set handlers
         before = signal.getsignal(signal.SIGTERM) if own else None
         if own and before == signal.SIG_DFL:
@@ -148,7 +163,9 @@ def stops_kept() -> Iterator[None]:
     """Ctrl-C and SIGTERM that Python drops are sent again. A stop raised while a garbage-collection
     callback runs (JAX registers one) is "ignored" by Python: printed and dropped, and the command
     would go on to the end as if no signal came. Inside this block such a signal is sent again a
-    moment later, once the callback has returned, to whatever handler is installed then."""
+    moment later, once the callback has returned, to whatever handler is installed then. A
+    ``MemoryError`` dropped so (numba's cleanups under ``ulimit -v``) is not printed: the command
+    meets the limit again and says so in its one line."""
     import signal
     import threading
 
@@ -159,6 +176,8 @@ def stops_kept() -> Iterator[None]:
 
     def hook(unraisable: Any) -> None:
         stop = unraisable.exc_value
+        if isinstance(stop, MemoryError):  # dropped in a cleanup: the command's own line says it
+            return None
         if not isinstance(stop, KeyboardInterrupt) and not hasattr(stop, "signum"):
             return before(unraisable)
         signum = getattr(stop, "signum", signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT)

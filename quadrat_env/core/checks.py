@@ -50,7 +50,6 @@ def available_memory() -> int | None:
     """Bytes this process may still allocate, about: the least of Linux's MemAvailable, the cgroup's
     memory.max less its use, and the address-space limit (``ulimit -v``) less the process's size;
     None where none can be read."""
-    import resource
     from pathlib import Path
 
     found = []
@@ -60,20 +59,42 @@ def available_memory() -> int | None:
         limit, used = (Path("/sys/fs/cgroup") / n for n in ("memory.max", "memory.current"))
         if limit.is_file() and used.is_file() and limit.read_text().strip() != "max":
             found.append(int(limit.read_text()) - int(used.read_text()))
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if soft != resource.RLIM_INFINITY:
-            with open("/proc/self/status") as f:
-                size = [int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:")]
-            found.append(soft - (size[0] if size else 0))
+        if (left := address_space_left()) is not None:
+            found.append(left)
     except (OSError, ValueError, IndexError):
         pass
     return max(0, min(found)) if found else None
 
 
-def check_memory(need: int, what: str, lower: str) -> None:
+def address_space_left() -> int | None:
+    """Bytes of address space this process may still reserve under ``ulimit -v`` (its limit less its
+    size), or None without a limit."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return None
+    with open("/proc/self/status") as f:
+        size = [int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:")]
+    return soft - (size[0] if size else 0)
+
+
+def check_memory(need: int, what: str, lower: str, reserves: int = 0) -> None:
     """Refuse, before any work, what needs more than 80% of the memory available now: one line with
-    the figure and what lowers it."""
+    the figure and what lowers it. ``reserves``: address space the work reserves beyond ``need``
+    without using it as memory (threads' stacks and heaps, a compiler's), held against
+    ``ulimit -v`` only: there, running out part-way can hang CPython 3.11 for good (its
+    exception handling allocates, fails and tries again), so it is refused here instead."""
     free = available_memory()
     if free is not None and need > 0.8 * free:
         raise ValueError(f"{what} needs about {need / 2**30:,.1f} GiB, more than 80% of the "
                          f"{free / 2**30:.1f} GiB available: {lower}")  # fmt: skip
+    try:
+        left = address_space_left()
+    except (OSError, ValueError, IndexError):
+        left = None
+    if reserves and left is not None and need + reserves > left:
+        raise ValueError(f"{what} needs about {(need + reserves) / 2**30:,.1f} GiB of address space "
+                         f"more (with {reserves / 2**30:.1f} GiB that starting it reserves), and "
+                         f"the limit (ulimit -v) leaves {max(left, 0) / 2**30:.1f} GiB: raise the "
+                         f"limit or {lower}")  # fmt: skip

@@ -72,6 +72,8 @@ class SafeCache(FunctionCache):
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         try:
             return super().load_overload(sig, target_context)
+        except MemoryError:  # the machine's memory, not the cache: the command says so in one line
+            raise
         except Exception as err:  # a damaged or unreadable cache file: compile instead
             _warn_once("could not read the compiled-code cache", err)
             self._forget_index()
@@ -80,6 +82,8 @@ class SafeCache(FunctionCache):
     def save_overload(self, sig: Any, data: Any) -> None:
         try:
             super().save_overload(sig, data)
+        except MemoryError:
+            raise
         except Exception as err:  # full disk, read-only folder: the compiled code stays in memory
             _warn_once("could not write the compiled-code cache", err)
 

@@ -4,6 +4,7 @@ one-game benchmark never replaces the all-games tables."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import yaml
@@ -216,6 +217,50 @@ def test_a_file_size_limit_is_one_line_and_exit_1(tmp_path):
     assert out.returncode == 1, out.stderr[-2000:]
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("train: File too large") and "kept whole" in last and "Traceback" not in out.stderr
+
+
+def test_an_address_space_limit_too_small_to_start_is_refused_in_one_line_not_a_hang(tmp_path):
+    """``ulimit -v`` of about 1 GB: the run would run out of address space while it compiles, where
+    OpenBLAS (loaded by numba through scipy) spun for good at its import, and CPython 3.11 can loop
+    for good in its exception handling; it is refused at the memory check instead."""
+    import subprocess
+    import sys
+
+    td = f"{sys.executable} -m quadrat_env.experiments.cli train --algo td --env {ZU} --moves 2000"
+    limited = f"ulimit -v 1000000 && exec {td} --no-progress --out runs"
+    out = subprocess.run(["bash", "-c", limited], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 2, out.stderr[-2000:]
+    last = out.stderr.strip().splitlines()[-1]
+    assert "of address space more" in last and "the limit (ulimit -v) leaves" in last, out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "runs").exists()
+
+
+def test_what_starting_reserves_is_held_against_the_address_limit_only(monkeypatch):
+    from quadrat_env.core import checks
+
+    monkeypatch.setattr(checks, "available_memory", lambda: 2**30)
+    for left, refused in [(None, False), (2**30, False), (600 * 2**20, True)]:
+        monkeypatch.setattr(checks, "address_space_left", lambda left=left: left)
+        checks.check_memory(2**20, "x", "lower y")  # no reserves: only the memory counts
+        if refused:
+            with pytest.raises(ValueError, match="address space more .* leaves 0.6 GiB: raise the limit"):
+                checks.check_memory(2**20, "x", "lower y", reserves=640 * 2**20)
+        else:
+            checks.check_memory(2**20, "x", "lower y", reserves=640 * 2**20)
+
+
+def test_one_blas_thread_is_set_only_under_an_address_limit_and_a_users_own_setting_stays(monkeypatch):
+    import resource
+
+    from quadrat_env.extras import one_blas_thread_under_an_address_limit
+
+    for limit, given, want in [(resource.RLIM_INFINITY, None, None), (10**9, None, "1"), (10**9, "4", "4")]:
+        monkeypatch.setattr(resource, "getrlimit", lambda _, limit=limit: (limit, resource.RLIM_INFINITY))
+        monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+        if given is not None:
+            monkeypatch.setenv("OPENBLAS_NUM_THREADS", given)
+        one_blas_thread_under_an_address_limit()
+        assert os.environ.get("OPENBLAS_NUM_THREADS") == want
 
 
 def test_resume_names_a_checkpoint_that_is_a_folder(tmp_path):
