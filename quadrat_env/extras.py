@@ -16,7 +16,9 @@ import contextlib
 import errno
 import functools
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -114,9 +116,6 @@ def command(main: Callable[..., int]) -> Callable[..., int]:
 
     @functools.wraps(main)
     def run(*args: Any, **kwargs: Any) -> int:
-        import signal
-        import threading
-
         one_blas_thread_under_an_address_limit()
         own = threading.current_thread() is threading.main_thread()  # only there can it set handlers
         before = signal.getsignal(signal.SIGTERM) if own else None
@@ -166,9 +165,6 @@ def stops_kept() -> Iterator[None]:
     moment later, once the callback has returned, to whatever handler is installed then. A
     ``MemoryError`` dropped so (numba's cleanups under ``ulimit -v``) is not printed: the command
     meets the limit again and says so in its one line."""
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         yield
         return

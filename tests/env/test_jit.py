@@ -121,7 +121,9 @@ def test_a_table_from_another_module_is_part_of_the_cache_key(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
 
     def value() -> str:
-        cmd = [sys.executable, "-c", script]
+        # -B: no bytecode written, as a rewrite of the same size in the same second would load stale
+        # bytecode (Python checks a source's size and whole-second mtime), not the new table
+        cmd = [sys.executable, "-B", "-c", script]
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         return out.stdout.strip()

@@ -114,7 +114,7 @@ class Run:
                 f"{path}: trained with seeds {_seeds(was)} in one program; "
                 f"resume it with --seed {_seeds(was)}"
             )
-        fresh = without_dealt(self.learner.init())  # a checkpoint keeps the pool's decks, not their deals
+        fresh = without_dealt(self.learner.init())  # the pool's decks are kept, dealt again here
         carry = redealt(self.learner.core, carry_from_arrays(fresh, arrays, str(path)))
         for key, value in state.items():
             setattr(self, key, value)
@@ -371,8 +371,7 @@ def play_greedy(core: Any, move_scores: Callable[[Any, Any], jax.Array], params:
     return jax.lax.while_loop(going, move, (env, jnp.zeros(decks.shape[0], bool)))[1]
 
 
-#: The learners' deck pools hold this many decks a deal played at once (``quadrat_env.core.jax_pool``):
-#: refilled with ``POOL_ROUNDS - 1`` decks a deal once fewer than one a deal are left.
+#: Decks a deal played at once in the learners' pools (``quadrat_env.core.jax_pool``; refilled when low).
 POOL_ROUNDS = 4
 
 
@@ -385,9 +384,8 @@ def carry_from_arrays(fresh: Any, arrays: dict[str, np.ndarray], where: str) -> 
     """The carry a checkpoint stored, checked leaf by leaf against a new run's ``fresh`` one."""
     like, treedef = jax.tree_util.tree_flatten(fresh)
     if len([k for k in arrays if k.startswith("carry/")]) != len(like):
-        raise checkpoint.CheckpointError(
-            f"{where}: holds another number of arrays than this run: not its checkpoint"
-        )
+        raise checkpoint.CheckpointError(f"{where}: holds another number of arrays than this run: not its "
+                                         "checkpoint")  # fmt: skip
     leaves = []
     for i, want in enumerate(like):
         got = arrays.get(f"carry/{i}")
