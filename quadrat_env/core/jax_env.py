@@ -225,7 +225,7 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         new, pool = auto_reset(self.core, stepped, done, pool)
         ended = new.terminated | new.truncated
         first_bad = jnp.where(bad.any(), jnp.argmax(bad), -1)
-        mask = (new.legal_action_mask | ended[:, None]).astype(jnp.int8)
+        mask = _masks_of(new, ended).astype(jnp.int8)
         return new, jax.vmap(self.core.observe)(new), pool, ended, mask, first_bad
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[Any, dict]:
@@ -289,7 +289,7 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         return np.asarray(self._masks(), dtype=bool)
 
     def _masks(self) -> jax.Array:
-        return self.state.legal_action_mask | self.prev_done[:, None]
+        return _masks_of(self.state, self.prev_done)
 
     def _infos(self) -> dict[str, Any]:
         return {**self._infos_of(self.state, self.prev_done), **self._present}
@@ -297,5 +297,11 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
     def _infos_fn(self, state: State, prev_done: jax.Array) -> dict[str, Any]:
         """The infos of a step, jitted (op by op they cost about as much as the step); the "_"
         keys (every env has each) are made once, in ``__init__``."""
-        masks = state.legal_action_mask | prev_done[:, None]
-        return {**PatienceFuncEnv.state_info(self.func_env, state), "action_mask": masks.astype(jnp.int8)}
+        masks = _masks_of(state, prev_done).astype(jnp.int8)
+        return {**PatienceFuncEnv.state_info(self.func_env, state), "action_mask": masks}
+
+
+def _masks_of(state: State, done: jax.Array) -> jax.Array:
+    """Each env's legal actions, every action for an env whose deal ended last step (its next
+    action is ignored)."""
+    return state.legal_action_mask | done[:, None]
