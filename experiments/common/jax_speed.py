@@ -4,7 +4,7 @@
   ``quadrat_env_jax/`` twin, random legal moves chosen on the host (an ended deal: a fresh deal
   next step, from the pool below on JAX);
 * the JAX rules inside one ``jit(vmap)`` and ``lax.scan``, as a JAX learner runs them, an ended deal
-  dealt again in the same step three ways: a deck from a pool drawn ahead
+  dealt again in the same step three ways: a deck from a pool dealt ahead
   (``quadrat_env.functional.auto_reset``: what the learners and the JAX batched envs do), a new
   shuffle for every deal at every step (``where(ended, init(key), state)``: both sides run under
   ``vmap``), or its own deal replayed (``init_deck``: the rules alone, no shuffle).

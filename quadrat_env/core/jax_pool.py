@@ -1,4 +1,4 @@
-"""Fresh deals at the cost of the deals that end: decks drawn ahead, a batch at a time.
+"""Fresh deals at the cost of the deals that end: decks shuffled and dealt ahead, a batch at a time.
 
 Under ``vmap`` both sides of a ``where`` run, so an autoreset written as
 ``where(ended, env.init(key), state)`` shuffles a new deck for every env at every step, although
@@ -30,7 +30,7 @@ from quadrat_env.core.checks import whole
 
 
 class DeckPool(NamedTuple):
-    """Decks drawn ahead: ``decks[taken:]`` are the unused ones; ``key`` draws the next pool."""
+    """Decks drawn and dealt ahead: ``decks[taken:]`` are the unused ones; ``key`` draws the next ones."""
 
     decks: jax.Array  # int8[size, pack]: pack indices, index 0 dealt first
     taken: jax.Array  # int32
