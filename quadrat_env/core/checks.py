@@ -59,23 +59,26 @@ def available_memory() -> int | None:
         limit, used = (Path("/sys/fs/cgroup") / n for n in ("memory.max", "memory.current"))
         if limit.is_file() and used.is_file() and limit.read_text().strip() != "max":
             found.append(int(limit.read_text()) - int(used.read_text()))
-        if (left := address_space_left()) is not None:
-            found.append(left)
     except (OSError, ValueError, IndexError):
         pass
+    if (left := address_space_left()) is not None:
+        found.append(left)
     return max(0, min(found)) if found else None
 
 
 def address_space_left() -> int | None:
     """Bytes of address space this process may still reserve under ``ulimit -v`` (its limit less its
-    size), or None without a limit."""
+    size), or None without a limit (or where the size cannot be read)."""
     import resource
 
     soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     if soft == resource.RLIM_INFINITY:
         return None
-    with open("/proc/self/status") as f:
-        size = [int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:")]
+    try:
+        with open("/proc/self/status") as f:
+            size = [int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:")]
+    except (OSError, ValueError, IndexError):
+        return None
     return soft - (size[0] if size else 0)
 
 
@@ -89,10 +92,7 @@ def check_memory(need: int, what: str, lower: str, reserves: int = 0) -> None:
     if free is not None and need > 0.8 * free:
         raise ValueError(f"{what} needs about {need / 2**30:,.1f} GiB, more than 80% of the "
                          f"{free / 2**30:.1f} GiB available: {lower}")  # fmt: skip
-    try:
-        left = address_space_left()
-    except (OSError, ValueError, IndexError):
-        left = None
+    left = address_space_left()
     if reserves and left is not None and need + reserves > left:
         raise ValueError(f"{what} needs about {(need + reserves) / 2**30:,.1f} GiB of address space "
                          f"more (with {reserves / 2**30:.1f} GiB that starting it reserves), and "

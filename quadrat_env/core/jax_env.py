@@ -219,12 +219,14 @@ class PatienceJaxVectorEnv(FunctionalJaxVectorEnv):
         env's deal ended, the infos' action masks and the first env whose action was illegal (-1:
         none); the other infos are the states' own arrays."""
         stepped = jax.vmap(self.core.step)(state, actions)
-        bad = stepped.illegal & ~done
         # an env that ended last step starts a new deal now, from decks drawn and dealt ahead: no
         # shuffle or deal for the envs that go on (quadrat_env.core.jax_pool)
         new, pool = auto_reset(self.core, stepped, done, pool)
         ended = new.terminated | new.truncated
-        first_bad = jnp.where(bad.any(), jnp.argmax(bad), -1)
+        first_bad = jnp.int32(-1)
+        if self.core.illegal_action == "raise":  # a setting, fixed when traced: the others never refuse
+            bad = stepped.illegal & ~done
+            first_bad = jnp.where(bad.any(), jnp.argmax(bad), -1)
         mask = _masks_of(new, ended).astype(jnp.int8)
         return new, jax.vmap(self.core.observe)(new), pool, ended, mask, first_bad
 
