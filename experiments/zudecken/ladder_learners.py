@@ -125,7 +125,7 @@ def train_all(todo: list[tuple[str, int, str, int]], args: argparse.Namespace,
                         command(learner, env_id, seed, args.work, args.td_moves, args.imitation_deals)
                     )
                 running.append((job, proc))
-            time.sleep(0.2 if any(p is None for _, p in running) else 2.0)
+            time.sleep(0.2)  # a process's end is seen at once (a poll costs nothing beside training)
             for job, proc in [j for j in running if j[1] is None or j[1].poll() is not None]:
                 running.remove((job, proc))
                 learner, ranks, env_id, seed = job

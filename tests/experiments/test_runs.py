@@ -82,15 +82,22 @@ def test_ctrl_c_or_sigterm_is_one_line_and_exit_130_or_143(tmp_path, how, jobs):
     # Ctrl-C as at a terminal, even where this suite runs with SIGINT ignored (a shell's background
     # job ignores it, and a child inherits that); set in the child's own code, not by a preexec_fn
     # (a fork of this process, which may hold JAX's threads)
+    # ... and it says on stdout when its play starts (past the imports), so the signal comes then
     as_at_a_terminal = (
-        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "import runpy, signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        "import quadrat_env.experiments.common.parallel as parallel\n"
+        "def marked(*args, _run=parallel.run_tasks, **kwargs):\n"
+        "    print('playing', flush=True)\n"
+        "    yield from _run(*args, **kwargs)\n"
+        "parallel.run_tasks = marked\n"
         "runpy.run_module('quadrat_env.experiments.compare', run_name='__main__', alter_sys=True)"
     )
     out = str(tmp_path / "out")
     cmd = [sys.executable, "-c", as_at_a_terminal, "--env", "Zudecken", "--agent", "planner", "--deals",
            "1000", "--baselines", "greedy", "--jobs", jobs, "--no-progress", "--out", out]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)  # past the imports, into the play
+    assert proc.stdout.readline() == "playing\n", proc.stderr.read()
+    time.sleep(2.0)  # into the play (its worker processes started)
     proc.send_signal(getattr(signal, how))
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + getattr(signal, how), err
