@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from quadrat_env.extras import one_blas_thread_under_an_address_limit, stops_kept
+from quadrat_env.extras import MissingExtra, missing_extra, one_blas_thread_under_an_address_limit, stops_kept
 
 PACKAGE = "quadrat_env.experiments"
 
@@ -137,13 +137,18 @@ def _say(text: str, stream: TextIO) -> None:
 
 def _run(module: str, argv: list[str] | None, name: str) -> int:
     """``module.main(argv)``; a Ctrl-C while the module (torch, JAX, ...) is still importing is one
-    line and exit 130, as it is once the command runs."""
+    line and exit 130, and a missing extra one line and exit 1, as they are once the command runs."""
     with stops_kept():
         try:
             command = importlib.import_module(module).main
         except KeyboardInterrupt:
             print(f"{name}: stopped while starting (Ctrl-C); nothing was done", file=sys.stderr)
             return 130
+        except (ModuleNotFoundError, MissingExtra) as err:  # the JAX learners import JAX at the top
+            if (missing := missing_extra(err)) is None:
+                raise
+            print(f"{name}: {missing}", file=sys.stderr)
+            return 1
         return command(argv)
 
 

@@ -3,6 +3,7 @@ mode, each run in a fresh interpreter with the extras' packages blocked."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -118,6 +119,44 @@ def test_the_jax_check_without_jax_names_the_jax_extra(tmp_path):
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert out.returncode == 1 and len(lines) == 1, out.stderr[-2000:]
     assert lines[0].startswith("jax_equal: ") and 'pip install "quadrat-env[jax]"' in lines[0], lines[0]
+
+
+EVERY_COMMAND = """
+import contextlib, io, json, sys
+for name in {blocked!r}:
+    sys.modules[name] = None
+from quadrat_env.experiments import cli
+
+answers = []
+argvs = [[name, "--help"] for name in cli.commands() if name != "train"]
+for argv in [*argvs, *(["train", "--algo", algo, "--help"] for algo in cli.TRAIN)]:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as stop:  # argparse's --help
+            code = stop.code
+    answers.append([argv, code, err.getvalue()])
+print(json.dumps(answers))
+"""
+
+
+def test_every_quadrat_command_on_a_plain_install_is_its_help_or_one_line():
+    """``quadrat <command> --help`` and ``quadrat train --algo A --help`` with no extra installed:
+    the help, or one line naming the extra and exit 1 (the JAX learners import JAX as they load)."""
+    code = EVERY_COMMAND.format(blocked=BLOCKED)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    answers = json.loads(out.stdout.splitlines()[-1])
+    assert len(answers) >= 15
+    for argv, code, err in answers:
+        lines = err.strip().splitlines()
+        assert code == 0 or (code == 1 and len(lines) == 1 and "pip install" in lines[0]), (argv, code, err)
+    jax_learners = [(code, err) for argv, code, err in answers if argv[2:3] in (["ppo_jax"], ["td_jax"])]
+    assert len(jax_learners) == 2, answers
+    assert all(
+        code == 1 and err.startswith("quadrat train: ") and "[jax]" in err for code, err in jax_learners
+    ), jax_learners
 
 
 DROPPED_STOP = """

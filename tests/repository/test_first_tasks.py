@@ -63,3 +63,14 @@ def test_an_outside_policy_from_the_page_is_scored(tmp_path):
     run([*argv, "--out", "scored"], tmp_path)
     table = (tmp_path / "scored" / "bench.md").read_text()
     assert "| last-legal |" in table and "| greedy |" in table
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/install.md"])
+def test_the_install_line_brings_the_extras_of_the_first_task(page):
+    """The first install command a page shows brings what the first task's commands import: SB3
+    and torch (``train``), and JAX for the JAX learners (``jax``)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    extras = set(re.search(r'pip install -c constraints\.txt "\.\[([a-z,]+)\]"', text).group(1).split(","))
+    algos = {argv[argv.index("--algo") + 1] for argv in commands(section("First task")) if "--algo" in argv}
+    needs = {"train"} | ({"jax"} if algos & {"ppo_jax", "td_jax"} else set())
+    assert needs <= extras, f"{page} installs {sorted(extras)}; the first task needs {sorted(needs)}"
