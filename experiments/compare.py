@@ -91,6 +91,11 @@ def mcnemar(only_a: int, only_b: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def p_text(p: float) -> str:
+    """``= 0.0123``; a p-value below the floats' range (it computes as 0) is ``< 1e-300``, not ``= 0``."""
+    return f"= {p:.3g}" if p > 0 else "< 1e-300"
+
+
 def new_folder(parent: Path, name: str) -> Path:
     """``parent/<name>-<date-time>``, one that does not exist yet (``-2``, ``-3``, ... within a second)."""
     stamp = f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -337,7 +342,7 @@ def _run(args: argparse.Namespace, env_id: str) -> int:
              "|---|---:|---:|---|---:|---:|---:|---:|", *[row_line(r, optimum) for r in rows]]  # fmt: skip
     lines.append("")
     lines += [f"- against {c['against']}: {c['only_agent_won']} deals won only by {c['agent']}, "
-              f"{c['only_baseline_won']} only by {c['against']}; exact McNemar p = {c['mcnemar_p']:.3g}"
+              f"{c['only_baseline_won']} only by {c['against']}; exact McNemar p {p_text(c['mcnemar_p'])}"
               for c in comparisons]  # fmt: skip
     print("\n".join(lines))
     result = {"env_id": env_id, "seed_start": args.seed_start, "deals": args.deals, "exact_optimum": optimum,

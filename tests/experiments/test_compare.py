@@ -14,6 +14,9 @@ def test_mcnemar_exact_p_values():
     assert compare.mcnemar(0, 0) == 1.0 and compare.mcnemar(5, 5) == 1.0
     assert compare.mcnemar(10, 0) == pytest.approx(2 / 1024)
     assert compare.mcnemar(1, 9) == pytest.approx(2 * 11 / 1024)
+    # 2,666 against 510 deals: below the floats' range, written as such, never "p = 0"
+    assert compare.mcnemar(2666, 510) == 0.0 and compare.p_text(0.0) == "< 1e-300"
+    assert compare.p_text(compare.mcnemar(1, 9)) == "= 0.0215"
 
 
 def test_a_factory_agent_against_both_baselines(tmp_path, capsys):

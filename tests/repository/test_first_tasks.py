@@ -62,7 +62,7 @@ def test_an_outside_policy_from_the_page_is_scored(tmp_path):
     [argv] = commands(text)
     run([*argv, "--out", "scored"], tmp_path)
     table = (tmp_path / "scored" / "bench.md").read_text()
-    assert "| last-legal |" in table and "| greedy |" in table
+    assert "| first-legal |" in table and "| greedy |" in table
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/install.md"])
