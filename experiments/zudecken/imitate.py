@@ -205,6 +205,8 @@ def run(settings: Settings, run_dir: Path, jobs: int = 1, ray: str | None = None
     start = time.perf_counter() - (rounds[-1]["seconds"] if rounds else 0.0)
     for r in range(first, settings.rounds):
         data = _with_round_labels(data, r, model, settings, run_dir, jobs, ray, resume and r == first)
+        if at is None and r == first:  # the labels are the first checkpoint: a stop before the first
+            checkpoint.save_imitation(run_dir / CHECKPOINT, model, settings, rounds, best, r, 0)  # validation
         for e in range(start_epoch if r == first else 0, settings.epochs, settings.eval_every):
             todo = min(settings.eval_every, settings.epochs - e)
             lr = [_learning_rate(settings, x) for x in (e, e + todo)]

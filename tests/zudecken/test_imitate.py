@@ -285,6 +285,14 @@ def test_imitation_labels_on_ray_equal_the_local_ones(monkeypatch):
         assert (local[key] == ray[key]).all()
 
 
+def _not_round_0(behaviour, *args):  # noqa: ANN001, ANN002, ANN202
+    from quadrat_env.experiments.zudecken.imitate_labels import collect_parallel
+
+    if behaviour is None:
+        pytest.fail("round 0's labels, kept in labels/, were collected again")
+    return collect_parallel(behaviour, *args)
+
+
 def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, capsys):
     import json
 
@@ -296,29 +304,39 @@ def test_an_interrupted_imitation_resumes_to_the_uninterrupted_result(tmp_path, 
             "--features", "zudecken"]  # fmt: skip
     assert imitate.main([*args, "--out", str(tmp_path / "a")]) == 0
     save = checkpoint.save_imitation
-    calls = []
-
-    def ctrl_c_after_the_third_checkpoint(*a, **k):  # noqa: ANN002, ANN003, ANN202
-        save(*a, **k)
-        calls.append(1)
-        if len(calls) == 3:  # round 1, after its labels and first epoch
-            signal.raise_signal(signal.SIGINT)
-
-    monkeypatch.setattr(checkpoint, "save_imitation", ctrl_c_after_the_third_checkpoint)
-    assert imitate.main([*args, "--out", str(tmp_path / "b")]) == 130
-    assert "--resume" in capsys.readouterr().err
-    monkeypatch.setattr(checkpoint, "save_imitation", save)
-    assert imitate.main([*args, "--out", str(tmp_path / "b"), "--resume"]) == 0
-    run_a, run_b = (tmp_path / x / "Zudecken-seed0" for x in ("a", "b"))
-    a, b = (load_model(r / "model.zip", "maskable_ppo", ZU).policy.state_dict() for r in (run_a, run_b))
+    capsys.readouterr()
     import torch
 
-    assert all(torch.equal(a[k], b[k]) for k in a)
-    rounds_a, rounds_b = (json.loads((r / "rounds.json").read_text()) for r in (run_a, run_b))
-    for row in (*rounds_a, *rounds_b):
-        row.pop("seconds")
-    assert rounds_a == rounds_b and len(rounds_a) == 4
-    assert not (run_b / "checkpoint.npz").exists()
+    # checkpoints: round 0's labels (the first), then one a validation; stops after the first (no
+    # validation yet: its labels are read back, not collected again) and after the fourth (round 1,
+    # after its labels and first epoch)
+    for stop_at, out in ((1, "b"), (4, "c")):
+        calls = []
+
+        def ctrl_c_after(*a, stop_at=stop_at, calls=calls, **k):  # noqa: ANN002, ANN003, ANN202
+            save(*a, **k)
+            calls.append(1)
+            if len(calls) == stop_at:
+                signal.raise_signal(signal.SIGINT)
+
+        monkeypatch.setattr(checkpoint, "save_imitation", ctrl_c_after)
+        assert imitate.main([*args, "--out", str(tmp_path / out)]) == 130
+        said = capsys.readouterr()
+        assert "--resume" in said.err and ("epoch" not in said.out) == (stop_at == 1), said.out
+        monkeypatch.setattr(checkpoint, "save_imitation", save)
+        with monkeypatch.context() as m:
+            if stop_at == 1:  # round 0's labels come from labels/ (round 1's are collected)
+                m.setattr(imitate, "collect_parallel", _not_round_0)
+            assert imitate.main([*args, "--out", str(tmp_path / out), "--resume"]) == 0
+        capsys.readouterr()
+        run_a, run_b = (tmp_path / x / "Zudecken-seed0" for x in ("a", out))
+        a, b = (load_model(r / "model.zip", "maskable_ppo", ZU).policy.state_dict() for r in (run_a, run_b))
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        rounds_a, rounds_b = (json.loads((r / "rounds.json").read_text()) for r in (run_a, run_b))
+        for row in (*rounds_a, *rounds_b):
+            row.pop("seconds")
+        assert rounds_a == rounds_b and len(rounds_a) == 4
+        assert not (run_b / "checkpoint.npz").exists()
 
 
 #: Crafted meta of an imitation checkpoint (its checksum recomputed), each refused.
