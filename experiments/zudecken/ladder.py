@@ -37,10 +37,11 @@ from quadrat_env.registry import rules_for, short_name, spec_for
 
 ZU = "quadrat_env/Zudecken-v0"
 #: The players, in the table's order; the learners (``ladder_learners``) have a cell a training seed.
-PLAYERS = ("optimal", "planner", "imitation", "td", "greedy", "random", "solver")
+PLAYERS = ("optimal", "planner", "imitation", "td", "ppo", "greedy", "random", "solver")
 #: How the benchmark names the players it shares with the ladder (rungs 8 and 13): the learners by
 #: their kind (``algo``) and how they learned.
-BENCHMARK_NAMES = {"solver": "solver (knows the stock)", "td": "rl", "imitation": "maskable_ppo"}
+BENCHMARK_NAMES = {"solver": "solver (knows the stock)", "td": "rl", "imitation": "maskable_ppo",
+                   "ppo": "ppo_jax"}  # fmt: skip
 MODELS = RESULTS.parent / "experiments" / "models"  # the committed models, their configs and summaries
 
 
@@ -194,6 +195,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1, help="learners' runs trained at once, one core each")
     p.add_argument("--td-moves", type=int, metavar="MOVES",
                    help="each TD(0) run's budget (default: td.yml's for the rung)")  # fmt: skip
+    p.add_argument("--ppo-moves", type=int, metavar="MOVES",
+                   help="each PPO run's budget (default: ppo_jax_cpu.yml's for the rung)")  # fmt: skip
     p.add_argument("--imitation-deals", type=int, default=learners.IMITATION_DEALS, metavar="DEALS",
                    help="deals each imitation run labels (default: the 32-card models' 60,000)")  # fmt: skip
     p.add_argument("--work", type=Path, default=Path("runs") / "ladder", help="where cells and runs are kept")
@@ -215,8 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     low, high = args.ranks
     if not 4 <= low <= high <= 13:
         p.error(f"--ranks must be LOW HIGH with 4 <= LOW <= HIGH <= 13, got {low} {high}")
-    if min(args.deals, args.planner_deals, args.jobs, args.td_moves or 1, args.imitation_deals) < 1:
-        p.error("--deals, --planner-deals, --jobs, --td-moves and --imitation-deals must be >= 1")
+    moves = [m for m in (args.td_moves, args.ppo_moves) if m is not None]  # None: the settings file's
+    if min(args.deals, args.planner_deals, args.jobs, *moves, args.imitation_deals) < 1:
+        p.error("--deals, --planner-deals, --jobs, --td-moves, --ppo-moves and --imitation-deals "
+                "must be >= 1")  # fmt: skip
     if min(args.seeds) < 0 or len(set(args.seeds)) < len(args.seeds):
         p.error(f"--seeds must be distinct whole numbers >= 0, got {args.seeds}")
     try:

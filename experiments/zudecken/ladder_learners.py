@@ -6,7 +6,9 @@ checkpoints and resumes), then its model plays the rung's held-out deals.
 * ``imitation``: the afterstate network imitating the exact optimal values
   (``quadrat_env.experiments.zudecken.imitate``) with the settings of the committed 32-card models
   (``experiments/models/configs/Zudecken32-maskable_ppo-seed*.yml``): rungs of up to 10 ranks,
-  whose exact tables the optimal agent solves.
+  whose exact tables the optimal agent solves;
+* ``ppo``: PPO from the reward with an MLP on the observation (``quadrat_env.experiments.ppo_jax``,
+  ``ppo_jax_cpu.yml``'s settings and budget for the rung).
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ from quadrat_env.agents import evaluate
 from quadrat_env import seeds
 from quadrat_env.registry import short_name
 
-#: Each learner's module, the file its finished run holds, and how it learned (the tables' words).
+#: Each learner's module, the file its finished run holds, how it learned (the tables' words) and
+#: the folder of its runs in the work folder.
 LEARNERS = {
-    "td": ("quadrat_env.experiments.td", "summary.json", "the reward"),
-    "imitation": ("quadrat_env.experiments.zudecken.imitate", "rounds.json", "exact values"),
+    "td": ("quadrat_env.experiments.td", "summary.json", "the reward", "td"),
+    "imitation": ("quadrat_env.experiments.zudecken.imitate", "rounds.json", "exact values", "imitation"),
+    "ppo": ("quadrat_env.experiments.ppo_jax", "summary.json", "the reward", "ppo_jax"),
 }
+#: The PPO runs' settings file (shipped): the small network and step size that learn on a CPU.
+PPO_SETTINGS = "ppo_jax_cpu"
 #: The committed 32-card imitation's settings (its configs), for every rung.
 IMITATION_FLAGS = ("--rounds", "1", "--epochs", "8", "--eval-every", "2", "--loss", "ranked",
                    "--lr-decay", "cosine", "--channels", "64", "--jobs", "1")  # fmt: skip
@@ -37,7 +43,7 @@ GRACE_S = 30.0  # how long a stopped ladder lets its training processes reach th
 
 
 def run_dir(work: Path, learner: str, env_id: str, seed: int) -> Path:
-    return work / learner / f"{short_name(env_id)}-seed{seed}"
+    return work / LEARNERS[learner][3] / f"{short_name(env_id)}-seed{seed}"
 
 
 def finished(work: Path, learner: str, env_id: str, seed: int) -> bool:
@@ -47,14 +53,15 @@ def finished(work: Path, learner: str, env_id: str, seed: int) -> bool:
 
 def command(learner: str, env_id: str, seed: int, work: Path, moves: int | None = None,
             deals: int = IMITATION_DEALS) -> list[str]:  # fmt: skip
-    """The learner's command for the run (TD(0): ``moves`` a seed if given; imitation: ``deals``
-    labelled): ``--resume`` from its
-    checkpoint, ``--overwrite`` of a run that stopped before its first checkpoint (nothing finished
-    is there to lose)."""
+    """The learner's command for the run (TD(0), PPO: ``moves`` a seed if given; imitation:
+    ``deals`` labelled): ``--resume`` from its checkpoint, ``--overwrite`` of a run that stopped
+    before its first checkpoint (nothing finished is there to lose)."""
     folder = run_dir(work, learner, env_id, seed)
     cmd = [sys.executable, "-m", LEARNERS[learner][0], "--env", env_id, "--seed", str(seed)]
-    if learner == "td":
+    if learner in ("td", "ppo"):
         cmd += ["--out", str(work), "--no-progress", *(["--moves", str(moves)] if moves else [])]
+        if learner == "ppo":  # its model plays the held-out deals in cell(), not in the run too
+            cmd += ["--hyperparams", PPO_SETTINGS, "--test-deals", "0"]
     else:
         cmd += ["--out", str(work / learner), "--deals-per-round", str(deals), *IMITATION_FLAGS]
     if (folder / "checkpoint.npz").is_file():
@@ -73,12 +80,23 @@ def cell_of(row: dict[str, Any], ranks: int, player: str, seed: int | None, sour
 
 def budget(learner: str, env_id: str, args: argparse.Namespace) -> int:
     """A run's budget as the ladder trains it now: TD(0)'s moves (``--td-moves``, else ``td.yml``'s
-    for the rung), imitation's labelled deals (``--imitation-deals``)."""
+    for the rung), PPO's (``--ppo-moves``, else ``ppo_jax_cpu.yml``'s), imitation's labelled deals
+    (``--imitation-deals``)."""
     if learner == "imitation":
         return args.imitation_deals
+    if learner == "ppo":
+        import yaml
+
+        path = Path(__file__).parents[1] / "hyperparams" / f"{PPO_SETTINGS}.yml"  # not ppo_jax: no JAX
+        return args.ppo_moves or yaml.safe_load(path.read_text(encoding="utf-8"))[env_id]["n_moves"]
     from quadrat_env.experiments.td import load_settings
 
     return args.td_moves or load_settings(env_id, 0).n_moves
+
+
+def moves_of(learner: str, args: argparse.Namespace) -> int | None:
+    """``--td-moves`` or ``--ppo-moves`` for the learner's runs (None: its settings file's)."""
+    return args.ppo_moves if learner == "ppo" else args.td_moves
 
 
 def cell_budget(cell: dict[str, Any]) -> int | None:
@@ -100,8 +118,9 @@ def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namesp
                           n_envs=MODEL_BATCH)  # fmt: skip
     config = yaml.safe_load((folder / "config.yml").read_text(encoding="utf-8"))
     out = cell_of(summary.as_dict(), ranks, learner, seed, "ladder")
-    out.update({"learned_from": LEARNERS[learner][2], "network": "zudecken-afterstates", "run": str(folder)})
-    if learner == "td":
+    network = "mlp " + "x".join(map(str, config["hidden"])) if learner == "ppo" else "zudecken-afterstates"
+    out.update({"learned_from": LEARNERS[learner][2], "network": network, "run": str(folder)})
+    if learner in ("td", "ppo"):
         out["moves"] = config["n_moves"]
     else:
         out["deals_labelled"] = config["deals_per_round"] * config["rounds"]
@@ -121,9 +140,8 @@ def train_all(todo: list[tuple[str, int, str, int]], args: argparse.Namespace,
                 proc = None
                 if not finished(args.work, learner, env_id, seed):
                     print(f"ladder: training {learner} on {short_name(env_id)}, seed {seed}", flush=True)
-                    proc = subprocess.Popen(
-                        command(learner, env_id, seed, args.work, args.td_moves, args.imitation_deals)
-                    )
+                    moves, deals = moves_of(learner, args), args.imitation_deals
+                    proc = subprocess.Popen(command(learner, env_id, seed, args.work, moves, deals))
                 running.append((job, proc))
             time.sleep(0.2)  # a process's end is seen at once (a poll costs nothing beside training)
             for job, proc in [j for j in running if j[1] is None or j[1].poll() is not None]:

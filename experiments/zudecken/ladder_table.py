@@ -22,12 +22,13 @@ NAMES = {
     "planner": "planner",
     "imitation": "imitating the exact values",
     "td": "TD(0) from the reward",
+    "ppo": "PPO from the reward (MLP)",
     "greedy": "greedy",
     "random": "random",
     "solver": "clairvoyant (knows the stock)",
 }
 #: The learners: a cell a training seed, their row the seeds' IQM.
-LEARNED = ("imitation", "td")
+LEARNED = ("imitation", "td", "ppo")
 JOURNAL = ".ladder-journal.json"
 #: Where ``--update-docs`` puts the tables (relative to the repository root), between these markers.
 PAGE = Path("docs") / "ladder.md"
@@ -105,11 +106,11 @@ def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any
 
 #: Each player's colour, the same in both panels and from run to run.
 COLOURS = {"optimal": "tab:blue", "planner": "tab:orange", "imitation": "tab:green", "td": "tab:red",
-           "greedy": "tab:purple", "random": "tab:brown"}  # fmt: skip
-#: The figure's panels: the players near the optimum (zoomed), then the rules of thumb.
+           "ppo": "tab:olive", "greedy": "tab:purple", "random": "tab:brown"}  # fmt: skip
+#: The figure's panels: the players near the optimum (zoomed), then PPO and the rules of thumb.
 PANELS = (
     (("optimal", "planner", "imitation", "td"), "osPD", (78, 108)),
-    (("greedy", "random"), "^v", (0, 45)),
+    (("ppo", "greedy", "random"), "X^v", (0, 105)),
 )
 
 

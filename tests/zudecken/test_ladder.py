@@ -34,10 +34,10 @@ def test_a_bad_exact_record_is_named(tmp_path):
 
 def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, capsys):
     work, out = tmp_path / "work", tmp_path / "out"
-    players = ["random", "greedy", "solver", "optimal", "td", "imitation"]
-    budgets = ["--td-moves", "1024", "--imitation-deals", "40", "--seeds", "0"]
+    players = ["random", "greedy", "solver", "optimal", "ppo", "td", "imitation"]  # the longest run first
+    budgets = ["--td-moves", "1024", "--imitation-deals", "40", "--ppo-moves", "4096", "--seeds", "0"]
     argv = ["--ranks", "4", "4", "--players", *players, *budgets, "--deals", "60", "--work", str(work),
-            "--out", str(out), "--no-progress"]  # fmt: skip
+            "--out", str(out), "--no-progress", "--jobs", "2"]  # fmt: skip
     assert ladder.main(argv) == 0
     result = json.loads((out / "ladder.json").read_text())
     mine = {c["player"]: c for c in result["cells"] if c["ranks"] == 4}
@@ -45,6 +45,8 @@ def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, caps
     assert all(c["episodes"] == 60 and 0 <= c["win_rate"] <= 1 for c in mine.values())
     assert mine["td"]["moves"] == 1024 and mine["td"]["learned_from"] == "the reward"
     assert mine["imitation"]["deals_labelled"] == 40 and mine["imitation"]["learned_from"] == "exact values"
+    assert mine["ppo"]["moves"] == 4096 and mine["ppo"]["learned_from"] == "the reward"
+    assert mine["ppo"]["network"] == "mlp 64x64"  # ppo_jax_cpu.yml's
     # the optimal policy wins about the optimum (97.6% with 4 ranks), greedy far less
     assert mine["optimal"]["wins"] >= 52 > mine["greedy"]["wins"]
     # rungs 8 and 13: the benchmark's rows, TD(0) with its committed budget
@@ -52,6 +54,8 @@ def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, caps
     assert rows[8, "td"]["seeds"] == 3 and rows[8, "td"]["budget"] == ["60M moves"]
     assert rows[8, "imitation"]["seeds"] == 3 and rows[8, "imitation"]["budget"] == ["60k deals labelled"]
     assert (13, "imitation") not in rows  # 52 cards: MaskablePPO imitated the solver, not exact values
+    assert rows[8, "ppo"]["seeds"] == rows[13, "ppo"]["seeds"] == 10  # the benchmark's JAX PPO rows
+    assert rows[8, "ppo"]["budget"] == ["60M moves"] and rows[13, "ppo"]["budget"] == ["30M moves"]
     assert (8, "optimal") in rows and (13, "optimal") not in rows
     table = (out / "ladder.md").read_text()
     assert "| 4 | 16 | 97.57% |" in table and (out / "ladder.png").stat().st_size > 10_000
@@ -83,7 +87,9 @@ def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, caps
 @pytest.mark.parametrize(("argv", "message"), [
     (["--ranks", "3", "5"], "--ranks must be LOW HIGH with 4 <= LOW <= HIGH <= 13"),
     (["--ranks", "9", "5"], "--ranks must be LOW HIGH"),
-    (["--deals", "0"], "--deals, --planner-deals, --jobs, --td-moves and --imitation-deals must be >= 1"),
+    (["--deals", "0"], "--deals, --planner-deals, --jobs, --td-moves, --ppo-moves and --imitation-deals"),
+    (["--ppo-moves", "0"], "must be >= 1"),
+    (["--td-moves", "0"], "must be >= 1"),
     (["--seeds", "1", "1"], "--seeds must be distinct"),
     (["--players", "oracle"], "invalid choice"),
 ])  # fmt: skip
