@@ -38,6 +38,7 @@ from quadrat_env.experiments.common.parallel import (
 )
 
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import FolderBusy, data_files, exclusive_folder
 from quadrat_env.journal import JournalError, read_journal, replace_all
@@ -67,8 +68,7 @@ LABELS = {"rl": "afterstate TD(0) (rl)", "td_ppo": "MaskablePPO from TD(0) (td_p
 #: way (TD(0)'s Zudecken seed 1 won two more held-out deals in batches of 128): every table uses this.
 MODEL_BATCH = 1024
 
-#: What a model that learned from play learned from: the env's reward, sparse (the default: 1 for
-#: a won deal) or dense (``reward_mode: dense``: also a share for each card placed).
+#: What a model that learned from play learned from: the sparse reward (1 a won deal) or the dense.
 REWARDS = ("the reward", "the dense reward")
 
 
@@ -277,7 +277,7 @@ def training_table(models: Path) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--deals", type=int, default=1000, help="held-out deals per env and agent")
     p.add_argument("--planner-deals", type=int, default=100, help="deals for the (slow) planner; 0: skip")
     p.add_argument("--planner-samples", type=int, default=SAMPLES,

@@ -46,7 +46,7 @@ from quadrat_env.experiments.common.parallel import (
 )
 
 from quadrat_env import seeds
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.core.checks import check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import FolderBusy, data_files, exclusive_folder
@@ -180,7 +180,7 @@ def play(who: tuple[str, ...], env_id: str, deals: range, progress: bool,
 
 
 def _parser(envs: dict[str, str]) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="quadrat-bench", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="quadrat-bench", description=description_of(__doc__))
     p.add_argument("--env", required=True, help=f"an env ID or one of {sorted(envs)}")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument(

@@ -16,6 +16,7 @@ from quadrat_env.agents import Agent, GreedyAgent, RandomAgent, Summary, evaluat
 
 import quadrat_env  # noqa: F401  (registers the games)
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
@@ -57,7 +58,7 @@ def table(rows: list[Summary]) -> str:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description_of(__doc__))
     parser.add_argument("--deals", type=int, default=500, help="seeded deals per game and agent")
     parser.add_argument("--show", type=int, default=1, help="deals per game to print move by move")
     parser.add_argument("--env", choices=env_ids(), action="append",

@@ -30,7 +30,7 @@ from quadrat_env.experiments.common.parallel import (
 )
 
 from quadrat_env import seeds
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import short_name, short_names
@@ -75,7 +75,7 @@ def run_dir(out: Path, config: dict[str, Any]) -> Path:
 @command
 def main(argv: list[str] | None = None) -> int:
     names = short_names()
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--envs", nargs="+", required=True, help=f"games: {sorted(names)} or full IDs")
     p.add_argument("--algos", nargs="+", choices=ALGOS, default=list(ALGOS))
     p.add_argument("--seeds", nargs="+", type=at_least(0), default=[0, 1, 2])

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.registry import env_ids
 
@@ -166,7 +167,7 @@ def _check_same_logits(model: Any, arrays: dict[str, np.ndarray], env: Any) -> N
         raise ValueError(f"the exported policy's logits differ from JAX's by {gap:.3g}")
 
 
-PPO_JAX = Learner("ppo_jax", __doc__.splitlines()[0], Settings, HYPERPARAMS, JaxPPO, export_model)
+PPO_JAX = Learner("ppo_jax", description_of(__doc__), Settings, HYPERPARAMS, JaxPPO, export_model)
 train = PPO_JAX.train
 
 

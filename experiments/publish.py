@@ -22,6 +22,7 @@ from pathlib import Path
 from quadrat_env.agents.safe_load import load_model
 from quadrat_env.experiments.common.committed import best_seed, promotion, seed_path, validation_win_rates
 
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.files import data_files, exclusive_folder
 from quadrat_env.journal import read_journal, replace_all
@@ -122,7 +123,7 @@ def publish_best(stem: str, models: Path = MODELS) -> str:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("runs", nargs="*", type=Path, help="run folders")
     p.add_argument("--best", nargs="+", default=[], metavar="NAME-KIND",
                    help="then publish the committed seed with the best validation win rate")  # fmt: skip

@@ -17,7 +17,7 @@ from quadrat_env.agents import registry as agent_registry
 from quadrat_env.agents.sb3_agent import SB3Agent
 from quadrat_env.experiments.play import GAMES
 
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_path
 
@@ -59,7 +59,7 @@ def record(env_id: str, agent: Agent, seed: int, out: Path, fps: float) -> dict[
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("game", choices=sorted(GAMES))
     p.add_argument("--agent", default="greedy", help="an agent name (greedy, planner, ...) or a model .zip")
     p.add_argument("--seed", type=at_least(0), default=0)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.journal import replace_all
 from quadrat_env.registry import resolve_id
@@ -203,7 +204,7 @@ def _png(curves: list[Path], panel: str, optimum: float | None) -> bytes:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("runs", type=Path, help="a learner's runs folder, e.g. runs/td_jax")
     p.add_argument("--env", required=True, help="env ID or short name")
     p.add_argument(

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from quadrat_env import seeds
-from quadrat_env.arguments import env_arg
+from quadrat_env.arguments import description_of, env_arg
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name as env_name
@@ -155,7 +155,7 @@ def _write_curve(run_dir: Path, rows: list[tuple]) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--env", required=True, type=env_arg, help="env ID or short name (Zudecken32, ...)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--moves", type=int, help="override n_moves from the YAML (moves over all envs)")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.registry import env_ids
 
@@ -117,7 +118,7 @@ def _check_same_scores(net: Any, params: Any, features: str, env_id: str, env_kw
         )
 
 
-TD_JAX = Learner("td_jax", __doc__.splitlines()[0], Settings, HYPERPARAMS, JaxTD, export_model)
+TD_JAX = Learner("td_jax", description_of(__doc__), Settings, HYPERPARAMS, JaxTD, export_model)
 train = TD_JAX.train
 
 

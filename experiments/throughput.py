@@ -42,6 +42,7 @@ from quadrat_env.experiments.common.jax_speed import (
 from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 import quadrat_env
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 
 SIZES = (64, 1024, 4096)
@@ -196,7 +197,7 @@ def table(r: dict[str, Any]) -> str:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--seconds", type=float, default=1.5, help="time per env-steps measurement")
     p.add_argument("--ppo-timesteps", type=int, default=65536, help="per training measurement; 0 skips it")
     p.add_argument("--out", type=Path, default=Path("results"))

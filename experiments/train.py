@@ -38,7 +38,7 @@ from quadrat_env.experiments.common import checkpoint
 from quadrat_env.experiments.common.starting import load_start, start_kwargs
 
 from quadrat_env import seeds
-from quadrat_env.arguments import env_arg
+from quadrat_env.arguments import description_of, env_arg
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name as env_name
@@ -325,7 +325,7 @@ def _policy_kwargs(settings: Settings) -> dict[str, Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--env", required=True, type=env_arg, help="env ID or short name (Zudecken32, ...)")
     p.add_argument("--algo", required=True, choices=ALGOS)
     p.add_argument("--seed", type=int, default=0)

@@ -42,3 +42,9 @@ def env_arg(text: str) -> str:
         return resolve_id(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def description_of(doc: str | None) -> str:
+    """A module docstring's first paragraph as one line: a command's ``--help`` description (its
+    first line alone may end mid-sentence where the docstring wraps)."""
+    return " ".join((doc or "").strip().split("\n\n")[0].split())

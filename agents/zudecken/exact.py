@@ -75,6 +75,7 @@ from quadrat_env.agents.zudecken.exact_parts import (
 )
 from quadrat_env.agents.zudecken.exact_threads import run_searches
 
+from quadrat_env.arguments import description_of
 from quadrat_env.core.checks import choice, whole
 from quadrat_env.core.jit import fingerprint
 from quadrat_env.extras import command
@@ -365,7 +366,7 @@ def optimal_win_rate(n_ranks: int = 13, win: str = "cleared", cover: str = "grou
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--ranks", type=int, default=6, help=f"ranks a suit, {MIN_RANKS}..{MAX_RANKS} (default 6)")
     p.add_argument("--win", choices=WINS, default="cleared")
     p.add_argument("--cover", choices=COVERS, default="groups")

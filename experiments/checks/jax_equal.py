@@ -24,7 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 import quadrat_env
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
@@ -128,7 +128,7 @@ def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--deals", type=at_least(1), default=10_000, help="decks a game (default 10,000)")
     p.add_argument("--seed", type=at_least(0), default=0, help="the decks' generator seed")
     p.add_argument("--chunk", type=at_least(1), default=2_000, help="deals played at once")

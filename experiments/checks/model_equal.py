@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write
 
@@ -135,7 +136,7 @@ def compare(run: Path, n_deals: int) -> dict[str, Any]:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("runs", nargs="+", type=Path, help="finished td_jax or ppo_jax run folders")
     p.add_argument("--deals", type=int, default=1000, help="held-out deals (the benchmark's first N)")
     p.add_argument("--out", type=Path, help="write the results here (JSON)")

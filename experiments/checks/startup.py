@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 import quadrat_env
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 
 PROBE = """
@@ -52,7 +52,7 @@ def measure(env_id: str, runs: int) -> tuple[float, float]:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--runs", type=at_least(1), default=3, help="fresh processes per ID and cache state")
     p.add_argument(
         "--env", action="append", choices=quadrat_env.ENV_IDS, help="one ID (default: each game's own)"

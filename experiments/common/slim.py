@@ -21,6 +21,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import data_files, exclusive_folder
 from quadrat_env.journal import replace_all
@@ -90,7 +91,7 @@ def slim_folder(models: Path) -> list[tuple[Path, int, int]]:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("models", type=Path, help="a folder of saved models (searched with its subfolders)")
     args = p.parse_args(argv)
     if not args.models.is_dir():

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
@@ -29,7 +30,7 @@ BATCH = 1024  # the benchmark's MODEL_BATCH: each network wins exactly the bench
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--models", type=Path, nargs="+", required=True, help="afterstate networks' model.zip")
     p.add_argument("--env", default="quadrat_env/Zudecken-v0",
                    choices=["quadrat_env/Zudecken-v0", "quadrat_env/Zudecken32-v0"])  # fmt: skip

@@ -27,7 +27,7 @@ import numpy as np
 from quadrat_env.agents.zudecken.exact import ExactSolver
 from quadrat_env.experiments.zudecken import exact_values
 
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 
 # The solve with Ctrl-C as at a terminal, even where this process runs with SIGINT ignored (a
@@ -62,7 +62,7 @@ def trial(ranks: int, folder: Path, truth: dict[int, float], exact: str) -> tupl
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--trials", type=at_least(1), default=60)
     p.add_argument("--ranks", type=at_least(4), default=6, help="ranks a suit (6: about 1 s a solve)")
     args = p.parse_args(argv)

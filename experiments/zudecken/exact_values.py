@@ -29,7 +29,7 @@ from quadrat_env.agents.zudecken.exact import MAX_RANKS, MIN_RANKS, ExactSolver,
 from quadrat_env.agents.zudecken.exact_parts import usable_cores
 from quadrat_env.agents.zudecken.optimal import cache_dir
 
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.core.checks import check_memory
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write, exclusive_folder
@@ -127,7 +127,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--ranks", type=int, nargs=2, default=(4, 13), metavar=("FIRST", "LAST"))
     p.add_argument("--threads", type=at_least(1), default=usable_cores())
     p.add_argument("--checkpoint-minutes", type=float, default=10.0)

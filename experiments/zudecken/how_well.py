@@ -34,7 +34,7 @@ from quadrat_env.experiments.common.committed import published_seed
 from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 from quadrat_env import seeds
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command, importing
 
 with importing(__name__):  # the 'train' extra: one line naming it, not a traceback, if missing
@@ -122,7 +122,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--deals", type=at_least(1), default=10_000, help="deals for the cheap players")
     p.add_argument("--planner-deals", type=at_least(1), default=1000)
     p.add_argument(

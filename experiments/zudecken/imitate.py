@@ -60,6 +60,7 @@ from quadrat_env.experiments.zudecken.imitate_labels import (
 )
 
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command, importing
 from quadrat_env.files import atomic_write, finish_run, save_model
 from quadrat_env.registry import short_name
@@ -264,7 +265,7 @@ def _with_round_labels(data: dict, r: int, model: Any, settings: Settings, run_d
 
 def _parser() -> argparse.ArgumentParser:
     """The command line: every ``Settings`` option, then how the run is carried out."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     for f in fields(Settings):
         if "help" not in f.metadata:
             continue

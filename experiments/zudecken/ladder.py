@@ -1,5 +1,7 @@
-"""The Zudecken ladder: every player on every rung (4 to 13 ranks a suit), on the same held-out deals,
-as a share of the rung's exact optimum.
+"""The Zudecken ladder: every player on every rung (4 to 13 ranks a suit) beside the exact optimum.
+
+Each player plays the rung's held-out deals; its win rate is shown as a share of the rung's exact
+optimum.
 
     quadrat ladder                                  # every rung and player; resumes where it stopped
     quadrat ladder --ranks 4 7 --players random greedy td --jobs 2
@@ -31,6 +33,7 @@ from quadrat_env.experiments.zudecken.ladder_curves import with_curve
 from quadrat_env.experiments.zudecken.ladder_table import PAGE, write_result
 
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import rules_for, short_name, spec_for
@@ -179,7 +182,7 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="quadrat ladder", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="quadrat ladder", description=description_of(__doc__))
     p.add_argument("--ranks", type=int, nargs=2, default=[4, 13], metavar=("LOW", "HIGH"),
                    help="the rungs, ranks a suit (default: 4 13)")  # fmt: skip
     p.add_argument(

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from quadrat_env import seeds
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
@@ -31,7 +32,7 @@ N_ENVS = 256  # deals played side by side (the lookahead's random draws depend o
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--model", type=Path, help="an afterstate network's model.zip")
     p.add_argument("--env", default="quadrat_env/Zudecken-v0",
                    choices=["quadrat_env/Zudecken-v0", "quadrat_env/Zudecken32-v0"])  # fmt: skip

@@ -25,7 +25,7 @@ from quadrat_env.experiments.benchmark import MODELS, exact_optima
 from quadrat_env.experiments.common.pages import docs_page, write_tables
 
 from quadrat_env import seeds
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 
 Z32 = "quadrat_env/Zudecken32-v0"
@@ -67,7 +67,7 @@ def table(rows: list[dict[str, Any]], optimum: float) -> str:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--deals", type=at_least(1), default=10_000, help="held-out deals a model")
     p.add_argument("--models", type=Path, default=MODELS / "zudecken32", help="the models' folder")
     p.add_argument("--benchmark", type=Path, default=Path("results/benchmark.json"),

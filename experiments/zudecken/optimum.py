@@ -39,7 +39,7 @@ from quadrat_env.agents.evaluate import Z95
 from quadrat_env.experiments.common.parallel import run_tasks
 
 from quadrat_env import seeds
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
@@ -137,7 +137,7 @@ def bracket(deals: int, bound_deals: int, bound_samples: int, jobs: int, log: li
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--env", choices=sorted(PACKS), default=ZU, help="the pack (52 cards by default)")
     p.add_argument("--deals", type=at_least(2), default=10_000, help="held-out deals for the planner")
     p.add_argument("--bound-deals", type=at_least(2), default=10_000, help="deals for the one-level bound")

@@ -17,7 +17,7 @@ from quadrat_env.agents import evaluate
 from quadrat_env.agents.planner import PlannerAgent
 
 from quadrat_env import seeds
-from quadrat_env.arguments import positive_number
+from quadrat_env.arguments import description_of, positive_number
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 from quadrat_env.registry import env_ids
@@ -27,7 +27,7 @@ EVAL_SEEDS = seeds.PLANNER_CURVE.start  # the curve's deals: seeds EVAL_SEEDS, E
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--env", default="quadrat_env/Zudecken-v0", choices=env_ids())
     p.add_argument("--deals", type=int, default=200)
     p.add_argument("--samples", type=int, nargs="+", default=[1, 4, 16, 32])

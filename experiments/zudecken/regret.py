@@ -35,7 +35,7 @@ from quadrat_env.agents.solver import Solver
 from quadrat_env.experiments.compare import load_agent, published_model
 
 from quadrat_env import seeds
-from quadrat_env.arguments import at_least
+from quadrat_env.arguments import at_least, description_of
 from quadrat_env.extras import command
 from quadrat_env.files import atomic_write
 
@@ -140,7 +140,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", help=f"{', '.join(agent_names())}, or module:factory")
     who.add_argument("--model", type=published_model, help="a saved model, or a shipped one by name")

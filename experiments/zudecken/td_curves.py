@@ -16,6 +16,7 @@ from pathlib import Path
 
 from quadrat_env.experiments.benchmark import MODELS, exact_optima
 
+from quadrat_env.arguments import description_of
 from quadrat_env.extras import command
 from quadrat_env.files import data_files
 from quadrat_env.registry import short_name as env_name
@@ -32,7 +33,7 @@ def optima(benchmark: Path) -> dict[str, float]:
 
 @command
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=description_of(__doc__))
     p.add_argument("--models", type=Path, default=MODELS)
     p.add_argument("--benchmark", type=Path, default=Path("results/benchmark.json"))
     p.add_argument("--out", type=Path, default=Path("results/td_curves.png"))

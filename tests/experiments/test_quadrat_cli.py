@@ -53,6 +53,17 @@ def test_each_command_answers_help(name, monkeypatch):
     assert code == 0 and "usage" in out.lower(), out[-300:]
 
 
+@pytest.mark.parametrize("name", sorted(set(cli.commands()) - {"train"}))
+def test_each_commands_help_says_what_it_does_in_whole_sentences(name, monkeypatch):
+    """The description under the usage line is the module docstring's first paragraph, whole (its
+    first line alone ended mid-sentence where the docstring wrapped)."""
+    monkeypatch.setattr(sys, "argv", ["quadrat"])
+    _, out, _ = run([name, "--help"])
+    paragraphs = out.split("\n\n")
+    said = " ".join(paragraphs[1].split())
+    assert not said.startswith("options:") and said.endswith((".", ")")), said
+
+
 @pytest.mark.parametrize("algo", sorted(cli.TRAIN))
 def test_each_learner_answers_help_through_train(algo, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["quadrat"])
