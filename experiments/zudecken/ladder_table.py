@@ -143,7 +143,7 @@ def _draw(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any]]) -
         ax.set_ylim(*limits)
         ax.set_ylabel("share of the optimum (%)")
         ax.grid(alpha=0.3)
-        ax.legend(loc="lower left", ncol=2)
+        ax.legend(loc="lower left" if ax is axes[0] else "upper right", ncol=2)  # where no line runs
     axes[0].axhline(98, color="grey", lw=0.8, ls=":")
     axes[1].set_xlabel("ranks a suit (cards = 4 x ranks)")
     axes[1].set_xticks(ranks)
