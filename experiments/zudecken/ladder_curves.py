@@ -1,9 +1,10 @@
 """The ladder's TD(0) validation curves: where learning from the reward levels off on each rung.
 
-Each TD(0) cell keeps its run's validation curve (``curve``: moves and the validation win rate on
-the validation deals, not the held-out ones), so the figure is drawn from ``ladder.json`` alone: a
-line a seed as a share of the rung's optimum, and beside it the share that imitating the exact
-values reached on that rung (its seeds' IQM on the held-out deals).
+Each TD(0) and PPO cell keeps its run's validation curve (``curve``: moves and the validation win
+rate on the validation deals, not the held-out ones), so the record says whether a run still
+climbed at its end. The figure draws TD(0)'s from ``ladder.json`` alone: a line a seed as a share
+of the rung's optimum, and beside it the share that imitating the exact values reached on that rung
+(its seeds' IQM on the held-out deals).
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ def read_curve(run: Path) -> list[list[float]] | None:
         return None
 
 
+#: The learners whose cells keep their run's curve, and the folder of their runs in the work folder.
+CURVES = {"td": "td", "ppo": "ppo_jax"}
+
+
 def with_curve(cell: dict[str, Any], work: Path) -> dict[str, Any]:
-    """A TD(0) cell with its run's curve attached (a cell that has one, or whose run is gone, as is)."""
-    if cell.get("player") != "td" or "curve" in cell or "run" not in cell:
+    """A TD(0) or PPO cell with its run's curve attached (a cell that has one, or whose run is gone,
+    as is)."""
+    if cell.get("player") not in CURVES or "curve" in cell or "run" not in cell:
         return cell
     run = Path(cell["run"])
-    curve = read_curve(run if run.is_absolute() or run.is_dir() else work / "td" / run.name)
+    folder = CURVES[cell["player"]]
+    curve = read_curve(run if run.is_absolute() or run.is_dir() else work / folder / run.name)
     return cell if curve is None else {**cell, "curve": curve}
 
 

@@ -62,6 +62,7 @@ def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, caps
     # TD(0)'s cell keeps its validation curve (from the run's first move to its last) for the curves figure
     assert mine["td"]["curve"][0][0] == 0 and mine["td"]["curve"][-1][0] >= 1024
     assert all(0 <= rate <= 1 for _, rate in mine["td"]["curve"])
+    assert mine["ppo"]["curve"][0][0] == 0 and mine["ppo"]["curve"][-1][0] >= 4096  # PPO's is kept too
     assert (out / "ladder_curves.png").stat().st_size > 10_000
     # a second run plays nothing: every cell asked for is kept
     monkeypatch.setattr(ladder, "play_cell", lambda *a: pytest.fail("a kept cell was played again"))
