@@ -45,8 +45,7 @@ def test_the_ladder_plays_keeps_and_reuses_its_cells(tmp_path, monkeypatch, caps
     assert all(c["episodes"] == 60 and 0 <= c["win_rate"] <= 1 for c in mine.values())
     assert mine["td"]["moves"] == 1024 and mine["td"]["learned_from"] == "the reward"
     assert mine["imitation"]["deals_labelled"] == 40 and mine["imitation"]["learned_from"] == "exact values"
-    assert mine["ppo"]["moves"] == 4096 and mine["ppo"]["learned_from"] == "the reward"
-    assert mine["ppo"]["network"] == "mlp 64x64"  # ppo_jax_cpu.yml's
+    assert [mine["ppo"][k] for k in ("moves", "learned_from", "network")] == [4096, "the reward", "mlp 64x64"]
     # the optimal policy wins about the optimum (97.6% with 4 ranks), greedy far less
     assert mine["optimal"]["wins"] >= 52 > mine["greedy"]["wins"]
     # rungs 8 and 13: the benchmark's rows, TD(0) with its committed budget
