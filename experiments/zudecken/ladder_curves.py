@@ -13,6 +13,8 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from quadrat_env.experiments.zudecken.ladder_learners import LEARNERS
+
 #: A rung's colour, by ranks a suit (the rungs whose runs the ladder trains and keeps curves of).
 COLOURS = {4: "tab:blue", 5: "tab:orange", 6: "tab:green", 7: "tab:red", 9: "tab:purple",
            10: "tab:brown", 11: "tab:pink", 12: "tab:olive"}  # fmt: skip
@@ -28,8 +30,8 @@ def read_curve(run: Path) -> list[list[float]] | None:
         return None
 
 
-#: The learners whose cells keep their run's curve, and the folder of their runs in the work folder.
-CURVES = {"td": "td", "ppo": "ppo_jax"}
+#: The learners whose cells keep their run's curve (their runs' folders: ``LEARNERS``).
+CURVES = ("td", "ppo")
 
 
 def with_curve(cell: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -38,7 +40,7 @@ def with_curve(cell: dict[str, Any], work: Path) -> dict[str, Any]:
     if cell.get("player") not in CURVES or "curve" in cell or "run" not in cell:
         return cell
     run = Path(cell["run"])
-    folder = CURVES[cell["player"]]
+    folder = LEARNERS[cell["player"]][3]
     curve = read_curve(run if run.is_absolute() or run.is_dir() else work / folder / run.name)
     return cell if curve is None else {**cell, "curve": curve}
 
