@@ -81,12 +81,14 @@ def lockstep(settings: Any, core: Any, params: Any, agent: Any, deals: range) ->
     import torch as th
 
     score, step = jax_scores(core, params), jax.jit(jax.vmap(core.core.step))
+    # jitted: called eagerly, each of their ops would compile on its own
+    observe, deal = jax.jit(jax.vmap(core.core.observe)), jax.jit(jax.vmap(core.core.init_deck))
     envs = [gym.make(settings.env_id, **settings.env_kwargs) for _ in range(len(deals))]
     obs = np.stack([e.reset(seed=s)[0] for e, s in zip(envs, deals, strict=True)])
-    state = jax.vmap(core.core.init_deck)(jnp.asarray(jax_run.decks(settings, deals)))
+    state = deal(jnp.asarray(jax_run.decks(settings, deals)))
     alive, decisions, parted, agreed, deals_parted = np.ones(len(deals), bool), 0, [], [], set()
     while alive.any():
-        if not (np.asarray(jax.vmap(core.core.observe)(state))[alive] == obs[alive]).all():
+        if not (np.asarray(observe(state))[alive] == obs[alive]).all():
             raise AssertionError("the JAX env's observation differs from the compiled env's")
         masks = np.stack([e.unwrapped.action_masks() for e in envs])
         mine = np.asarray(score(state))

@@ -14,14 +14,11 @@ pytest.importorskip("jax")
 pytest.importorskip("optax")
 pytest.importorskip("sb3_contrib")
 
-from quadrat_env.agents.sb3_agent import SB3Agent  # noqa: E402
 from quadrat_env.experiments import td_jax  # noqa: E402
 from quadrat_env.experiments.checks import model_equal  # noqa: E402
 from quadrat_env.experiments.common import checkpoint  # noqa: E402
 from quadrat_env.experiments.common.jax_learners import run as jax_run  # noqa: E402
 from quadrat_env.experiments.common.jax_learners.td import JaxTD  # noqa: E402
-
-from quadrat_env import seeds  # noqa: E402
 
 Z32, Z52 = "quadrat_env/Zudecken32-v0", "quadrat_env/Zudecken-v0"
 
@@ -34,28 +31,24 @@ def small(**kw) -> td_jax.Settings:  # noqa: ANN003
 
 
 def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
-    """120k moves at a step size of 3e-3 (to 1e-3) lift the validation win rate well above the
-    random start (measured at the default size: 14.8% -> 35.2%; seeds 1 and 2: +13.6 and +18.6
-    points; 200k moves at td_jax.yml's 1e-3: 14.8% -> 34.0% in 2.5 times as long); the model.zip
-    it writes plays the benchmark's deals on the compiled env as the JAX env does, but for
-    near-ties broken differently."""
-    settings = small(seed=0, n_moves=120_000, n_envs=256, steps_per_update=1, eval_every=120_000,
+    """60k moves at a step size of 3e-3 (to 1e-3) lift the validation win rate well above the
+    random start (measured at the default size: 14.8% -> 33.4%; seeds 1 and 2: +12.8 and +17.8
+    points; 120k moves: 14.8% -> 35.2%); the model.zip it writes plays the benchmark's deals on the
+    compiled env as the JAX env does, but for near-ties broken differently."""
+    settings = small(seed=0, n_moves=60_000, n_envs=256, steps_per_update=1, eval_every=60_000,
                      eval_deals=500, test_deals=500, features_kwargs={}, learning_rate=3e-3,
                      learning_rate_end=1e-3)  # fmt: skip
     summary = td_jax.train(settings, tmp_path, progress=False)
     first, last = np.loadtxt(tmp_path / "curve.csv", delimiter=",", skiprows=1)[[0, -1], 3]
     assert last > first + 0.1 and summary["val_win_rate"] == last
-    agent = SB3Agent.load(tmp_path / "model.zip", None, Z32)
-    from quadrat_env.agents.evaluate import evaluate
-
-    compiled = evaluate(Z32, agent, seeds.BENCHMARK.take(500), progress=False, n_envs=250)[0]
-    assert abs(compiled.wins - summary["test_wins"]) <= 15  # measured: 3 of 1,000 apart
     assert not (tmp_path / jax_run.CHECKPOINT).exists()
-    # on the same states the two sides part only at near ties: gaps far below the usual ones
+    # on the same states the two sides part only at near ties: gaps far below the usual ones; then
+    # model.zip (SB3, the compiled env, as the benchmark plays it) and the JAX policy each play alone
     (tmp_path / "config.yml").write_text(yaml.safe_dump(settings.config()))  # as the command writes it
     same = model_equal.compare(tmp_path, 500)
     assert same["decisions"] > 3000 and same["largest_gap_jax"] <= 1e-3 * same["median_gap_jax"], same
-    assert same["wins_jax"] == summary["test_wins"] and abs(same["wins_compiled"] - compiled.wins) <= 15
+    assert same["wins_jax"] == summary["test_wins"]
+    assert abs(same["wins_compiled"] - summary["test_wins"]) <= 15  # measured: 3 of 1,000 apart
 
 
 def _stop_after_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
