@@ -216,7 +216,7 @@ def test_a_file_size_limit_is_one_line_and_exit_1(tmp_path):
     # the limit set by the child's shell (50 kB: a model is more), not by a preexec_fn (a fork of this
     # process, which may hold JAX's threads)
     train = (
-        f"{sys.executable} -m quadrat_env.experiments.train --env Quadrat --algo ppo --timesteps 2048 "
+        f"{sys.executable} -m quadrat_env.experiments.train --env Quadrat --algo ppo --timesteps 512 "
         "--n-envs 4 --no-progress --out runs"
     )
     out = subprocess.run(["bash", "-c", f"ulimit -f 50 && exec {train}"], capture_output=True, text=True,
