@@ -4,10 +4,14 @@
 #          mkdir -p .gpu && cp -r ~/.cache/quadrat_env/gpu_rows/. .gpu/   # stopped runs, if any
 #   there: bash scripts/gpu_rows.sh            # run with carry [".whl", ".gpu"]; all under $OUT
 # ROWS: the rows, in order, as learner:Env (default: td_jax:Zudecken32 ppo_jax:Zudecken32
-# td_jax:Zudecken ppo_jax:Zudecken); each row's ten seeds train as one vmapped program (--seed 0 1
-# ... 9; PER_SEED=1: a process a seed, as before) until they finish or the call's time is up; a row
-# starts only with at least ROW_MIN seconds (default 150) left. Settings, fixed so a stopped seed resumes:
+# td_jax:Zudecken ppo_jax:Zudecken; the ladder's rungs: td_jax:Zudecken40 ppo_mlp:Zudecken40 ...,
+# brought back by `quadrat ladder --import-runs DIR`, DIR where runs.tar.gz was unpacked); each
+# row's ten seeds train as one vmapped program (--seed 0 1 ... 9; PER_SEED=1: a process a seed, as
+# before) until they finish or the call's time is up; a row starts only with at least ROW_MIN seconds
+# (default 150) left. Settings, fixed so a stopped seed resumes:
 #   td_jax   td_jax.yml as it is (Zudecken32 60M moves, Zudecken 30M; 256 deals a step)
+#   ppo_mlp  ppo_jax_cpu.yml as it is, as the ladder trains PPO (the MLP, 16M moves a rung), its runs
+#            under ladder/ppo_jax/
 #   ppo_jax  ppo_jax_cpu.yml with the afterstate network as the policy and TD(0)'s moves on the same
 #            game (the fair budget; PPO_MOVES=N: N million instead), entropy bonus 0.05 (ten seeds of
 #            1M moves on 2 CPU cores: IQM 53.12% against 0.01's 42.87%; results/ppo_jax_afterstates_ent0.05);
@@ -38,7 +42,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # every setting checked before any work: one line and exit 2 (a row that cannot run is no result)
 for r in ${ROWS:-td_jax:Zudecken32}; do
-    [[ "$r" =~ ^(td_jax|ppo_jax):[A-Za-z0-9]+$ ]] || { echo "gpu_rows: ROWS: '$r' is not td_jax:<Env> or ppo_jax:<Env>" >&2; exit 2; }
+    [[ "$r" =~ ^(td_jax|ppo_jax|ppo_mlp):[A-Za-z0-9]+$ ]] || { echo "gpu_rows: ROWS: '$r' is not td_jax:<Env>, ppo_jax:<Env> or ppo_mlp:<Env>" >&2; exit 2; }
 done
 for s in ${SEEDS:-0}; do
     [[ "$s" =~ ^[0-9]+$ ]] || { echo "gpu_rows: SEEDS: '$s' is not a whole number" >&2; exit 2; }
@@ -71,12 +75,16 @@ EOF
 }
 
 row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM at LIMIT_S
-    local learner=$1 env=$2 limit=$3 pids=() args
+    local learner=$1 env=$2 limit=$3 pids=() args module=$1
     local base="$work${TAG:+/$TAG}" kept="$repo/results/${learner}_gpu${TAG:+_$TAG}"
+    [ "$learner" = ppo_mlp ] && base="$base/ladder"  # its runs apart from the afterstate PPO's of ppo_jax
     mkdir -p "$base"
     if [ "$learner" = td_jax ]; then
         args=(--eval-every $(($(td_moves "$env") / 6)))
         for kv in ${TD_SET:-}; do args+=(--set "$kv"); done
+    elif [ "$learner" = ppo_mlp ]; then  # the ladder's PPO: ppo_jax_cpu.yml as it is (the MLP, its budget)
+        module=ppo_jax
+        args=(--hyperparams "$repo/experiments/hyperparams/ppo_jax_cpu.yml")
     else
         local moves=$((${PPO_MOVES:-0} * 1000000)) && [ "$moves" -gt 0 ] || moves=$(td_moves "$env")
         args=(--hyperparams "$repo/experiments/hyperparams/ppo_jax_cpu.yml" --set features=zudecken-afterstates
@@ -85,7 +93,7 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
     fi
     local again=() fresh=()  # seeds stopped in an earlier call (one program: resumed together), new ones
     for s in ${SEEDS:-0 1 2 3 4 5 6 7 8 9}; do
-        local run="$base/$learner/$env-seed$s"
+        local run="$base/$module/$env-seed$s"
         [ -f "$run/summary.json" ] && continue  # finished in an earlier call
         [ -f "$kept/$env-seed$s/summary.json" ] && continue  # committed already
         if [ -f "$run/checkpoint.npz" ]; then again+=("$s"); else fresh+=("$s"); fi
@@ -97,7 +105,7 @@ row() {  # row LEARNER ENV LIMIT_S: its seeds at once, each stopped by SIGTERM a
         if [ -n "${PER_SEED:-}" ]; then set -- $group; else set -- "$group"; fi  # PER_SEED=1: a process a seed
         for seeds in "$@"; do
             # shellcheck disable=SC2086  # EXTRA: several options; $seeds: several seeds
-            timeout -k 60 -s TERM "$limit" python3 -m "quadrat_env.experiments.$learner" --env "$env" \
+            timeout -k 60 -s TERM "$limit" python3 -m "quadrat_env.experiments.$module" --env "$env" \
                 --seed $seeds --out "$base" --no-progress "${flags[@]}" "${args[@]}" ${EXTRA:-} \
                 >>"$base/$learner-$env-${seeds// /_}.log" 2>&1 &
             pids+=($!)

@@ -152,6 +152,14 @@ def run(args: argparse.Namespace) -> list[str]:
     return learners.train_all(todo, args, kept) if todo else []
 
 
+def imported(args: argparse.Namespace) -> list[str]:
+    """The runs under ``--import-runs`` as learner cells (``ladder_import``); the runs not taken."""
+    from quadrat_env.experiments.zudecken import ladder_import
+
+    ours = {env_id: r for r, env_id in rungs().items() if env_id not in spec_for(ZU).ids}
+    return ladder_import.import_all(args.import_runs, ours, args, keep)
+
+
 def collect(args: argparse.Namespace) -> dict[str, Any]:
     """The ladder as far as it is known: the benchmark's rows of rungs 8 and 13, and for the other
     rungs every kept cell (played on ``--deals``, the planner's on ``--planner-deals``; a learner's
@@ -206,6 +214,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=RESULTS, help="where ladder.{json,md,png} go")
     p.add_argument("--benchmark", type=Path, default=RESULTS / "benchmark.json",
                    help="the benchmark's rows of rungs 8 and 13")  # fmt: skip
+    p.add_argument("--import-runs", type=Path, nargs="+", metavar="DIR",
+                   help="play only the finished td_jax / ppo_jax runs under DIR (the GPU script's "
+                   "archive) as learner seeds, and train nothing")  # fmt: skip
     p.add_argument("--tables-only", action="store_true", help="play nothing: the table and figure from "
                    "the cells kept so far (and --out's ladder.json)")  # fmt: skip
     p.add_argument("--update-docs", action="store_true", help=f"the tables into {PAGE} too (run from the "
@@ -225,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.deals, args.planner_deals, args.jobs, *moves, args.imitation_deals) < 1:
         p.error("--deals, --planner-deals, --jobs, --td-moves, --ppo-moves and --imitation-deals "
                 "must be >= 1")  # fmt: skip
+    if args.tables_only and args.import_runs:
+        p.error("--import-runs plays the runs it imports, --tables-only plays nothing: give one of them")
     if min(args.seeds) < 0 or len(set(args.seeds)) < len(args.seeds):
         p.error(f"--seeds must be distinct whole numbers >= 0, got {args.seeds}")
     try:
@@ -232,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(
                 f"--update-docs writes {PAGE}, which is not here: run it from the repository root"
             )
-        failed = [] if args.tables_only else run(args)
+        failed = [] if args.tables_only else imported(args) if args.import_runs else run(args)
         result = collect(args)
         write_result(result, args.out, args.update_docs, "quadrat ladder " + " ".join(argv or sys.argv[1:]))
     except (OSError, ValueError) as err:

@@ -104,15 +104,17 @@ def cell_budget(cell: dict[str, Any]) -> int | None:
     return cell.get("moves", cell.get("deals_labelled"))
 
 
-def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
-    """A finished run's model on the rung's held-out deals, with how it learned and its budget."""
+def cell(learner: str, env_id: str, ranks: int, seed: int, args: argparse.Namespace,
+         folder: Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """A finished run's model (the ladder's own run, or ``folder``'s) on the rung's held-out deals,
+    with how it learned and its budget."""
     import torch
     import yaml
     from quadrat_env.agents.sb3_agent import SB3Agent
     from quadrat_env.experiments.benchmark import MODEL_BATCH  # the batch every network's table plays
 
     torch.set_num_threads(1)
-    folder = run_dir(args.work, learner, env_id, seed)
+    folder = folder or run_dir(args.work, learner, env_id, seed)
     agent = SB3Agent.load(folder / "model.zip", "maskable_ppo", env_id, name=learner)
     summary, _ = evaluate(env_id, agent, seeds.BENCHMARK.take(args.deals), progress=not args.no_progress,
                           n_envs=MODEL_BATCH)  # fmt: skip

@@ -56,6 +56,9 @@ def summary(result: dict[str, Any]) -> dict[tuple[int, str], dict[str, Any]]:
             budgets = {_budget(c) for c in cells}
             if player in LEARNED and "" not in budgets:
                 row["budget"] = sorted(budgets)
+            elsewhere = [c["trained_on"] for c in cells if "trained_on" in c]  # imported seeds
+            if elsewhere:
+                row["imported"] = {"seeds": len(elsewhere), "trained_on": sorted(set(elsewhere))}
             out[ranks, player] = row
     return out
 
@@ -99,6 +102,10 @@ def rate_table(result: dict[str, Any], rows: dict[tuple[int, str], dict[str, Any
             budget = "" if seeds is None else f"{seeds} (IQM)" if seeds > 1 else "1 (its deals' interval)"
             if row.get("budget"):
                 budget += ", " + " / ".join(row["budget"])
+            if row.get("imported"):
+                budget += f"; {row['imported']['seeds']} of them trained on " + ", ".join(
+                    row["imported"]["trained_on"]
+                )
             lines.append(f"| {ranks} | {name} | {row['win_rate']:.2%} | [{low:.2%}, {high:.2%}] | "
                          f"{row['share']:.1%} | {row['deals']:,} | {budget} |")  # fmt: skip
     return "\n".join(lines)

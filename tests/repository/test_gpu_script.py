@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 @pytest.mark.parametrize(("setting", "message"), [
-    ({"ROWS": "nonsense"}, "ROWS: 'nonsense' is not td_jax:<Env> or ppo_jax:<Env>"),
+    ({"ROWS": "nonsense"}, "ROWS: 'nonsense' is not td_jax:<Env>, ppo_jax:<Env> or ppo_mlp:<Env>"),
     ({"ROWS": "td_jax:Zudecken32 bogus:Zudecken"}, "ROWS: 'bogus:Zudecken'"),
     ({"SEEDS": "a b"}, "SEEDS: 'a' is not a whole number"),
     ({"TAG": ".."}, "TAG: '..' must be a plain name"),
