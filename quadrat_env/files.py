@@ -86,6 +86,25 @@ def save_model(model: Any, path: str | os.PathLike[str]) -> None:
         model.save(tmp)
 
 
+def copy_folder(source: str | os.PathLike[str], into: str | os.PathLike[str]) -> None:
+    """A copy of the folder ``source`` at ``into`` (which must not exist), whole or not at all: copied
+    into a hidden temporary folder beside it, each file fsynced, then renamed."""
+    into = Path(into)
+    if into.exists():
+        raise FileExistsError(f"{into} exists already")
+    into.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=into.parent, prefix=f".{into.name}.tmp"))
+    try:
+        shutil.copytree(source, tmp, dirs_exist_ok=True)
+        for file in (p for p in tmp.rglob("*") if p.is_file()):
+            _fsync_file(file)
+        os.rename(tmp, into)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(into.parent)
+
+
 def remove_partials(folder: str | os.PathLike[str], name: str = "*") -> None:
     """Remove the half-written copies ``atomic_path`` leaves in ``folder`` when a writer is killed
     mid-write (``.<stem>.tmp*<suffix>``; of ``name`` only, if given). Call it only where no other

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 from quadrat_env.experiments.zudecken import ladder_learners as learners
 from quadrat_env.experiments.zudecken.ladder_curves import read_curve
 
+from quadrat_env.files import copy_folder
 from quadrat_env.registry import short_name
 
 #: A run's kind (its folder in the archive) -> the ladder's learner it is a seed of.
@@ -66,10 +66,7 @@ def copied(run: Path, work: Path) -> Path:
         if (into / "summary.json").read_bytes() != (run / "summary.json").read_bytes():
             raise ValueError(f"{into} holds another run of that name: move one of them away")
         return into
-    part = into.with_name(into.name + ".part")
-    shutil.rmtree(part, ignore_errors=True)  # an earlier copy that stopped half-way
-    shutil.copytree(run, part)
-    part.rename(into)
+    copy_folder(run, into)
     return into
 
 

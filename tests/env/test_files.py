@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from quadrat_env import files
 from quadrat_env.files import atomic_open, atomic_path, atomic_write
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,3 +113,22 @@ def test_no_module_writes_a_file_but_through_quadrat_env_files():
                 if plain.search(line) and "atomic_" not in line and not line.lstrip().startswith("#"):
                     found.append(f"{py.relative_to(ROOT)}:{n}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+def test_a_folder_is_copied_whole_or_not_at_all(tmp_path, monkeypatch):
+    source = tmp_path / "run"
+    (source / "sub").mkdir(parents=True)
+    (source / "a.json").write_text("{}")
+    (source / "sub" / "b.npz").write_bytes(b"\0" * 100)
+    files.copy_folder(source, tmp_path / "kept" / "run")
+    assert (tmp_path / "kept" / "run" / "sub" / "b.npz").read_bytes() == b"\0" * 100
+    with pytest.raises(FileExistsError, match="exists already"):
+        files.copy_folder(source, tmp_path / "kept" / "run")
+
+    def full_disk(src, dst, **kw):  # noqa: ANN001, ANN003, ANN202
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.shutil, "copytree", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        files.copy_folder(source, tmp_path / "kept" / "other")
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == ["run"]  # no half copy, no temp folder
