@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 pytest.importorskip("rliable")
@@ -198,3 +199,15 @@ def test_the_three_files_are_one_change(tmp_path, monkeypatch):
     journal.finish(out / seed_rows.JOURNAL)
     record = json.loads((out / "seeds-td_jax-Zudecken32.json").read_text())
     assert record["seeds"] == 4 and "4 seeds" in (out / "seeds-td_jax-Zudecken32.md").read_text()
+
+
+def test_the_iqm_is_rliables_to_the_bit():
+    from rliable import metrics
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 4, 5, 7, 10, 15, 40):
+        for _ in range(50):
+            scores = rng.random((n, 1)) * rng.choice([1.0, 1e-3, 1e3])
+            assert seed_rows.iqm_of(scores) == metrics.aggregate_iqm(scores), (n, scores.ravel())
+        ties = rng.integers(0, 3, size=(n, 1)) / 7  # equal rates, as seeds that won the same deals
+        assert seed_rows.iqm_of(ties) == metrics.aggregate_iqm(ties)
