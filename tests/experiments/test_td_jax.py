@@ -36,7 +36,7 @@ def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
     points; 120k moves: 14.8% -> 35.2%); the model.zip it writes plays the benchmark's deals on the
     compiled env as the JAX env does, but for near-ties broken differently."""
     settings = small(seed=0, n_moves=60_000, n_envs=256, steps_per_update=1, eval_every=60_000,
-                     eval_deals=500, test_deals=500, features_kwargs={}, learning_rate=3e-3,
+                     eval_deals=500, test_deals=250, features_kwargs={}, learning_rate=3e-3,
                      learning_rate_end=1e-3)  # fmt: skip
     summary = td_jax.train(settings, tmp_path, progress=False)
     first, last = np.loadtxt(tmp_path / "curve.csv", delimiter=",", skiprows=1)[[0, -1], 3]
@@ -45,10 +45,10 @@ def test_a_tiny_run_learns_and_its_model_plays_on_the_compiled_env(tmp_path):
     # on the same states the two sides part only at near ties: gaps far below the usual ones; then
     # model.zip (SB3, the compiled env, as the benchmark plays it) and the JAX policy each play alone
     (tmp_path / "config.yml").write_text(yaml.safe_dump(settings.config()))  # as the command writes it
-    same = model_equal.compare(tmp_path, 500)
-    assert same["decisions"] > 3000 and same["largest_gap_jax"] <= 1e-3 * same["median_gap_jax"], same
+    same = model_equal.compare(tmp_path, 250)  # the run's test deals
+    assert same["decisions"] > 2000 and same["largest_gap_jax"] <= 1e-3 * same["median_gap_jax"], same
     assert same["wins_jax"] == summary["test_wins"]
-    assert abs(same["wins_compiled"] - summary["test_wins"]) <= 15  # measured: 3 of 1,000 apart
+    assert abs(same["wins_compiled"] - summary["test_wins"]) <= 8  # measured: 3 of 1,000 apart
 
 
 def _stop_after_first_call(monkeypatch: pytest.MonkeyPatch) -> None:
