@@ -43,7 +43,10 @@ def fits(run: Path, rungs: dict[str, int], args: argparse.Namespace) -> tuple[st
     """(learner, env ID, seed) of a run the ladder can take; else ``ValueError`` saying why not."""
     import yaml
 
-    config = yaml.safe_load((run / "config.yml").read_text(encoding="utf-8"))
+    try:
+        config = yaml.safe_load((run / "config.yml").read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ValueError(f"its config.yml is not YAML ({type(err).__name__})") from None
     if not isinstance(config, dict) or not {"env_id", "seed", "n_moves"} <= set(config):
         raise ValueError("its config.yml names no env_id, seed and n_moves")
     env_id, learner = config["env_id"], KINDS[run.parent.name]

@@ -23,8 +23,8 @@ SMALL_NET = {
 
 
 def gpu_archive(folder):
-    """A td_jax seed, an MLP ppo_jax seed and an afterstate ppo_jax seed on rung 4, laid out as the
-    GPU script's archive (the MLP's under ladder/), without model.zip (no SB3 there)."""
+    """A td_jax seed, an MLP ppo_jax seed, an afterstate ppo_jax seed and a damaged one on rung 4,
+    laid out as the GPU script's archive (the MLP's under ladder/), without model.zip (no SB3 there)."""
     runs = {
         folder / "td_jax" / "Zudecken16-seed5": td_jax.Settings(
             env_id=Z16, seed=5, n_moves=2048, n_envs=64, eval_every=1024, eval_deals=32, test_deals=0,
@@ -44,6 +44,9 @@ def gpu_archive(folder):
     shutil.copytree(folder / "ladder" / "ppo_jax" / "Zudecken16-seed5", other)
     config = yaml.safe_load((other / "config.yml").read_text())
     (other / "config.yml").write_text(yaml.safe_dump({**config, "features": "zudecken-afterstates"}))
+    broken = folder / "td_jax" / "Zudecken16-seed9"  # and one whose config.yml is not YAML
+    shutil.copytree(folder / "td_jax" / "Zudecken16-seed5", broken)
+    (broken / "config.yml").write_text("env_id: [")
 
 
 def test_gpu_runs_are_played_here_as_seeds_of_the_ladders_learners(tmp_path, capsys, monkeypatch):
@@ -54,6 +57,7 @@ def test_gpu_runs_are_played_here_as_seeds_of_the_ladders_learners(tmp_path, cap
     assert ladder.main(argv) == 1  # the afterstate PPO run is refused, the two others are taken
     err = capsys.readouterr().err
     assert "Zudecken16-seed0: not imported: a PPO run with the zudecken-afterstates network" in err
+    assert "Zudecken16-seed9: not imported: its config.yml is not YAML" in err
     cells = {
         c["player"]: c for c in json.loads((out / "ladder.json").read_text())["cells"] if c["ranks"] == 4
     }
