@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -40,6 +38,10 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     os.environ["JAX_COMPILATION_CACHE_DIR"] = str(_cache)
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")  # the tests' programs are small
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+    # a size limit turns on the cache's file lock: the test workers (make test) and the processes a
+    # command starts read and write one folder, and without the lock one may read another's
+    # half-written entry (then JAX warns and compiles again). Far above what the suite writes.
+    os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(4 << 30))
 
 
 def deck_starting(codes: str, pack_size: int = 52) -> tuple[int, ...]:
@@ -75,40 +77,6 @@ def in_own_process(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 def pytest_addoption(parser):
     parser.addoption("--regen-images", action="store_true", help="rewrite tests/data/*.png")
-
-
-#: JAX's environment setting for its on-disk compilation cache, and the session's change to the environment.
-_JAX_CACHE = "JAX_COMPILATION_CACHE_DIR"
-_jax_cache_key = pytest.StashKey[tuple[str, pytest.MonkeyPatch]]()
-_JAX_CACHE_SETTINGS = {
-    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",  # the quick compilations too
-    # a size limit turns on the cache's file lock: the test workers (make test) and the processes a
-    # command starts read and write one folder, and without the lock one may read another's half-written
-    # entry (then JAX warns and compiles again). Far above what the suite writes.
-    "JAX_COMPILATION_CACHE_MAX_SIZE": str(4 << 30),
-}
-
-
-def pytest_configure(config):
-    """JAX compiles each program once for the whole session (the commands the tests start included):
-    the tiny learner runs build fresh jitted closures for every run, and each would compile the same
-    programs again (a second tiny ``td_jax`` run in one process: several times faster with the cache).
-    JAX's own disk cache, keyed by the program, its compiler options and the JAX version, in a
-    private folder made for this session and removed at its end; a folder the user set is kept.
-    Set here, before any test module imports JAX, so that JAX reads it at import; the test workers
-    of pytest-xdist start later and inherit it."""
-    if _JAX_CACHE not in os.environ:
-        folder, mp = tempfile.mkdtemp(prefix="quadrat-env-tests-jax-"), pytest.MonkeyPatch()
-        for name, value in {_JAX_CACHE: folder, **_JAX_CACHE_SETTINGS}.items():
-            mp.setenv(name, value)
-        config.stash[_jax_cache_key] = folder, mp
-
-
-def pytest_unconfigure(config):
-    if (made := config.stash.get(_jax_cache_key, None)) is not None:
-        folder, mp = made
-        mp.undo()  # the environment as it was, settings the user had included
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
