@@ -148,30 +148,31 @@ def train(settings: Settings, run_dir: Path, progress: bool = True, threads: int
     run_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         atomic_write(run_dir / "config.yml", yaml.safe_dump(settings.config(), sort_keys=False))
-    venv = _make_venv(settings, run_dir)
-    curve = None
-    if settings.eval_every:
-        from quadrat_env.experiments.common.curve import CurveCallback
+    # closed at the end, its Monitor logs with it, not whenever the garbage collector comes by
+    with contextlib.closing(_make_venv(settings, run_dir)) as venv:
+        curve = None
+        if settings.eval_every:
+            from quadrat_env.experiments.common.curve import CurveCallback
 
-        curve = CurveCallback(settings, run_dir / "curve.csv", write=not resume)
-    keeper = Checkpointer(run_dir / CHECKPOINT, checkpoint_minutes, [curve] if curve else [], run_dir)
-    model = _resumed_model(settings, venv, keeper) if resume else _new_model(settings, venv, run_dir)
-    keeper.start = time.perf_counter()
-    from stable_baselines3.common.callbacks import CallbackList
+            curve = CurveCallback(settings, run_dir / "curve.csv", write=not resume)
+        keeper = Checkpointer(run_dir / CHECKPOINT, checkpoint_minutes, [curve] if curve else [], run_dir)
+        model = _resumed_model(settings, venv, keeper) if resume else _new_model(settings, venv, run_dir)
+        keeper.start = time.perf_counter()
+        from stable_baselines3.common.callbacks import CallbackList
 
-    with keeper.stop_on_signals():
-        callbacks = CallbackList([keeper.callback, *keeper.others])
-        model.learn(total_timesteps=settings.n_timesteps - model.num_timesteps, progress_bar=progress,
-                    callback=callbacks, reset_num_timesteps=not resume)  # fmt: skip
-    if keeper.signal:
-        return {"interrupted": keeper.signal, "steps": keeper.saved_at}
-    seconds = keeper.elapsed()  # the whole run's, over every resumed part
-    save_model(model, run_dir / "model.zip")
-    steps = settings.n_timesteps
-    summary = {"seconds": round(seconds, 1), "steps": steps, "steps_per_second": round(steps / seconds)}
-    atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
-    finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): model.zip and summary.json
-    return summary
+        with keeper.stop_on_signals():
+            callbacks = CallbackList([keeper.callback, *keeper.others])
+            model.learn(total_timesteps=settings.n_timesteps - model.num_timesteps, progress_bar=progress,
+                        callback=callbacks, reset_num_timesteps=not resume)  # fmt: skip
+        if keeper.signal:
+            return {"interrupted": keeper.signal, "steps": keeper.saved_at}
+        seconds = keeper.elapsed()  # the whole run's, over every resumed part
+        save_model(model, run_dir / "model.zip")
+        steps = settings.n_timesteps
+        summary = {"seconds": round(seconds, 1), "steps": steps, "steps_per_second": round(steps / seconds)}
+        atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2))
+        finish_run(run_dir, CHECKPOINT)  # whole (no half-written copies): model.zip and summary.json
+        return summary
 
 
 CHECKPOINT = "checkpoint.npz"

@@ -3,6 +3,10 @@ in them, and the model loads through the safe loader (a dict ``net_arch``)."""
 
 from __future__ import annotations
 
+import gc
+import os
+from pathlib import Path
+
 import pytest
 import torch
 import yaml
@@ -38,6 +42,21 @@ def test_train_passes_the_scores_through_as_logits_and_the_critic_has_layers(tmp
         logits = policy.get_distribution(obs).distribution.logits
         scores = policy.features_extractor(obs)
     assert torch.allclose(logits, torch.log_softmax(scores, -1), atol=1e-5)
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads this process's open files in /proc")
+@pytest.mark.parametrize("vec_env", ["native", "dummy"])
+def test_a_finished_run_leaves_none_of_its_logs_open(tmp_path, vec_env):
+    """The run closes its envs and their Monitor logs as it ends (they stayed open until the garbage
+    collector came by, which it does not while collection is off, as here)."""
+    gc.disable()
+    try:
+        assert run(tmp_path, vec_env=vec_env) == 0
+        fds = Path("/proc/self/fd").iterdir()
+        still_open = [os.path.realpath(fd) for fd in fds]
+    finally:
+        gc.enable()
+    assert not [f for f in still_open if f.startswith(str(tmp_path.resolve()))]
 
 
 def test_an_afterstate_policy_with_an_actor_layer_is_refused(tmp_path, capsys):
